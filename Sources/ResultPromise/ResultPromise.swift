@@ -1,0 +1,626 @@
+// ResultPromise — a minimal, thread-safe, stack-safe promise typed like `Result`.
+//
+// This file is the whole core. It needs nothing else from the package: copy it alone into a
+// project and it compiles (Swift 6 language mode, Linux and Apple platforms).
+//
+// How it works, in brief:
+// - Each promise guards its state (result and waiting observers) with one small inline lock and
+//   never holds it while user code runs.
+// - Delivery is synchronous, on the thread that settles the promise (or that registers on a settled
+//   one). Work set off from *inside* a callback — another `fulfil`, an `await` on a settled
+//   promise — is not run recursively: it goes to a per-thread first-in-first-out queue that the
+//   outermost call drains in a loop. So a chain of any length settles in constant stack depth.
+// - Releasing a pending chain would free it recursively (each observer holds the next promise);
+//   `deinit` hands the observers to a per-thread "graveyard" that is emptied in a loop instead.
+
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Android)
+  import Android
+#endif
+#if !canImport(Darwin)
+  import Synchronization
+#endif
+
+/// A value of type `Success` or an error of type `Failure` that becomes available later, exactly once.
+///
+/// Wrap a completion-handler API, chain steps that return a `Result` (``then(_:)``) or another
+/// promise (``thenAsync(_:)``), and handle the failure once at the end:
+///
+/// ```swift
+/// func load(_ id: Int) -> ResultPromise<Data, StoreError> {
+///     ResultPromise { done in store.load(id, completion: done) }
+/// }
+///
+/// load(1)
+///     .then { data in decode(data) }               // (Data) -> Result<User, StoreError>
+///     .thenAsync { user in save(user) }            // (User) -> ResultPromise<User, StoreError>
+///     .await { result in
+///         if case .failure(let error) = result { print("failed:", error) }
+///     }
+/// ```
+///
+/// ## Threading and ordering
+/// - Every method may be called from any thread at the same time.
+/// - **Exactly once:** the first ``fulfil(with:)`` wins; later calls return `false` and change nothing.
+///   Every observer runs exactly once.
+/// - **Synchronous:** an observer registered on a settled promise runs on the calling thread before
+///   ``await(_:)`` returns. One registered earlier runs on the thread that settles the promise, before
+///   the outermost ``fulfil(with:)`` on that thread returns. Nothing hops to another queue.
+/// - **Reentrancy without recursion:** work triggered from inside a callback (settling another promise,
+///   registering on a settled promise) is queued on the current thread and runs right after the
+///   current callback returns, first in, first out, still before the outermost call returns. A nested
+///   ``fulfil(with:)`` settles its promise at once and returns its `Bool` truthfully; only the
+///   observers it sets off wait. This keeps chains and cascades of any length at constant stack depth.
+/// - **In order:** observers of one promise run in the order they were registered. An observer
+///   registered from another thread while delivery is under way runs on its own thread at once.
+/// - **No lock is held while user code runs**, so callbacks may register observers, settle promises or
+///   read ``isPending`` freely.
+///
+/// `Success` must be `Sendable` because the value travels from the thread that settles the promise to
+/// the threads that observe it; for the same reason every callback is `@Sendable`.
+public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked Sendable {
+  // @unchecked Sendable: all mutable state below is read and written only while `_lock` is held,
+  // with one exception that is still race-free: once `_result` is set (under the lock), no other
+  // thread touches `_first`/`_more` again, so the settling thread drains them without the lock.
+  // Delivery of a settled promise happens only on the thread that settled it (see `_Trampoline`).
+
+  /// The lock guarding `_result`, `_first` and `_more`.
+  @usableFromInline let _lock = _Lock()
+  /// The outcome, once settled. Never changes after it is set.
+  @usableFromInline var _result: Result<Success, Failure>?
+  /// The first waiting observer, stored inline so the common single-observer case needs no array.
+  @usableFromInline var _first: (@Sendable (Result<Success, Failure>) -> Void)?
+  /// Further waiting observers, in registration order.
+  @usableFromInline var _more: [@Sendable (Result<Success, Failure>) -> Void] = []
+  /// Whether dropping this promise while pending is reported (user-created promises only).
+  @usableFromInline let _reportsBroken: Bool
+
+  @usableFromInline init(_result: Result<Success, Failure>?, reportsBroken: Bool) {
+    self._result = _result
+    self._reportsBroken = reportsBroken
+  }
+
+  /// Creates a pending promise; settle it later with ``fulfil(with:)``, ``succeed(_:)`` or ``fail(_:)``.
+  ///
+  /// ```swift
+  /// let promise = ResultPromise<Int, MyError>()
+  /// promise.await { print($0) }
+  /// promise.succeed(42)   // prints "success(42)"
+  /// ```
+  ///
+  /// If the promise is deallocated while still pending with observers waiting, it reports itself
+  /// through ``PromiseDiagnostics/brokenPromiseHandler``.
+  @inlinable public convenience init() {
+    self.init(_result: nil, reportsBroken: true)
+  }
+
+  /// Creates a promise that is already settled with `result`.
+  ///
+  /// ```swift
+  /// let done = ResultPromise<Int, MyError>(.success(1))
+  /// ```
+  /// - Parameter result: The outcome every observer receives.
+  @inlinable public convenience init(_ result: Result<Success, Failure>) {
+    self.init(_result: result, reportsBroken: false)
+  }
+
+  /// Creates a promise that has already succeeded with `value`.
+  ///
+  /// ```swift
+  /// let one = ResultPromise<Int, MyError>(value: 1)
+  /// ```
+  /// - Parameter value: The success value.
+  @inlinable public convenience init(value: Success) {
+    self.init(.success(value))
+  }
+
+  /// Creates a promise that has already failed with `error`.
+  ///
+  /// ```swift
+  /// let failed = ResultPromise<Int, MyError>(error: .notFound)
+  /// ```
+  /// - Parameter error: The failure.
+  @inlinable public convenience init(error: Failure) {
+    self.init(.failure(error))
+  }
+
+  /// Creates a pending promise and hands its `fulfil` function to `start`, which wraps a
+  /// completion-handler API.
+  ///
+  /// ```swift
+  /// let user = ResultPromise<User, StoreError> { done in store.load(id, completion: done) }
+  /// ```
+  ///
+  /// `start` runs synchronously, before the initialiser returns. `fulfil` may be called from any
+  /// thread, at any time; only its first call has an effect. The closure keeps the promise alive until
+  /// it is released, and a promise whose `fulfil` is dropped uncalled is reported like one made
+  /// with ``init()``.
+  /// - Parameter start: Starts the work and arranges for `fulfil` to be called with its outcome.
+  @inlinable public convenience init(
+    _ start: (_ fulfil: @escaping @Sendable (Result<Success, Failure>) -> Void) -> Void
+  ) {
+    self.init()
+    start { self.fulfil(with: $0) }
+  }
+
+  deinit {
+    // Settled promises have delivered and dropped their observers; only a pending one still holds
+    // any (`_more` is non-empty only when `_first` is set).
+    guard let first = _first else { return }
+    if _reportsBroken, _result == nil {
+      PromiseDiagnostics._report("\(Self.self)", observers: 1 + _more.count)
+    }
+    // Each observer owns the next promise of its chain; releasing them here would recurse once per
+    // link. The graveyard releases them in a loop instead.
+    let observers = _Observers(first: first, more: _more)
+    _first = nil
+    _more = []
+    _Trampoline.current.bury(observers)
+  }
+
+  // MARK: Resolving
+
+  /// Settles the promise with `result`, unless it is already settled.
+  ///
+  /// ```swift
+  /// let promise = ResultPromise<Int, MyError>()
+  /// promise.fulfil(with: .success(1))   // true
+  /// promise.fulfil(with: .success(2))   // false: the first result stays
+  /// ```
+  ///
+  /// Observers registered before this call run on the calling thread before the outermost `fulfil` on
+  /// this thread returns (see the type's threading notes for calls made from inside a callback).
+  /// - Parameter result: The outcome.
+  /// - Returns: `true` if this call settled the promise; `false` if it was already settled, in which
+  ///   case nothing changes and no observer is called.
+  @inlinable @discardableResult
+  public func fulfil(with result: Result<Success, Failure>) -> Bool {
+    // nil: already settled; false: settled now, nobody waiting; true: settled now, observers waiting.
+    let settled: Bool? = _lock.withLock {
+      if _result != nil { return nil }
+      _result = result
+      return _first != nil
+    }
+    if settled == true { _Trampoline.current.deliver(self) }
+    return settled != nil
+  }
+
+  /// Settles the promise with a success, unless it is already settled.
+  ///
+  /// ```swift
+  /// promise.succeed(42)
+  /// ```
+  /// - Parameter value: The success value.
+  /// - Returns: `true` if this call settled the promise, `false` if it was already settled.
+  @inlinable @discardableResult
+  public func succeed(_ value: Success) -> Bool {
+    fulfil(with: .success(value))
+  }
+
+  /// Settles the promise with a failure, unless it is already settled.
+  ///
+  /// ```swift
+  /// promise.fail(.notFound)
+  /// ```
+  /// - Parameter error: The failure.
+  /// - Returns: `true` if this call settled the promise, `false` if it was already settled.
+  @inlinable @discardableResult
+  public func fail(_ error: Failure) -> Bool {
+    fulfil(with: .failure(error))
+  }
+
+  // MARK: Observing
+
+  /// Whether the promise is still waiting for its result. Safe to read from any thread.
+  ///
+  /// ```swift
+  /// if promise.isPending { showSpinner() }
+  /// ```
+  @inlinable public var isPending: Bool {
+    _lock.withLock { _result == nil }
+  }
+
+  /// Registers `observer` to receive the result, exactly once.
+  ///
+  /// ```swift
+  /// promise.await { result in
+  ///     switch result {
+  ///     case .success(let value): print(value)
+  ///     case .failure(let error): print("failed:", error)
+  ///     }
+  /// }
+  /// ```
+  ///
+  /// If the promise is settled, `observer` runs on the calling thread before this method returns
+  /// (queued behind the current callback if called from inside one). Otherwise it runs on the thread
+  /// that settles the promise. Observers run in registration order.
+  /// - Parameter observer: Receives the result. The promise releases it after calling it.
+  @inlinable
+  public func `await`(_ observer: @escaping @Sendable (Result<Success, Failure>) -> Void) {
+    let settled: Result<Success, Failure>? = _lock.withLock {
+      if let result = _result { return result }
+      if _first == nil { _first = observer } else { _more.append(observer) }
+      return nil
+    }
+    guard let result = settled else { return }
+    let trampoline = _Trampoline.current
+    if trampoline.isDraining {
+      trampoline.enqueue(_LateObserver(observer, result))
+    } else {
+      trampoline.isDraining = true
+      observer(result)
+      trampoline.drain()
+    }
+  }
+
+  // MARK: Chaining
+
+  /// Continues with a synchronous step that may fail; a failure skips the step and passes on.
+  ///
+  /// ```swift
+  /// let parsed: ResultPromise<User, AppError> = download(url).then { data in parse(data) }
+  /// ```
+  /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
+  /// - Returns: A promise of the step's result.
+  @inlinable
+  public func then<NewSuccess>(
+    _ transform: @escaping @Sendable (Success) -> Result<NewSuccess, Failure>
+  ) -> ResultPromise<NewSuccess, Failure> {
+    let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
+    self.await { next.fulfil(with: $0.flatMap(transform)) }
+    return next
+  }
+
+  /// Continues with a step that returns another promise, and adopts that promise's outcome.
+  ///
+  /// ```swift
+  /// let saved = load(id).thenAsync { user in upload(user) }   // upload returns a ResultPromise
+  /// ```
+  /// - Parameter transform: Called with the success value; the promise it returns settles the result.
+  /// - Returns: A promise that settles like the one `transform` returns (or with this failure).
+  @inlinable
+  public func thenAsync<NewSuccess>(
+    _ transform: @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
+  ) -> ResultPromise<NewSuccess, Failure> {
+    let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
+    self.await { result in
+      switch result {
+      case .success(let value): next._adopt(transform(value))
+      case .failure(let error): next.fulfil(with: .failure(error))
+      }
+    }
+    return next
+  }
+
+  /// Transforms the success value; a failure passes on unchanged.
+  ///
+  /// ```swift
+  /// let count = load().map { items in items.count }
+  /// ```
+  /// - Parameter transform: Called with the success value.
+  /// - Returns: A promise of the transformed value.
+  @inlinable
+  public func map<NewSuccess>(
+    _ transform: @escaping @Sendable (Success) -> NewSuccess
+  ) -> ResultPromise<NewSuccess, Failure> {
+    let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
+    self.await { next.fulfil(with: $0.map(transform)) }
+    return next
+  }
+
+  /// Transforms the success value with a step that may throw `Failure`.
+  ///
+  /// ```swift
+  /// let port = config().map { (text) throws(ConfigError) -> Int in
+  ///     guard let port = Int(text) else { throw .badPort }
+  ///     return port
+  /// }
+  /// ```
+  /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
+  /// - Returns: A promise of the transformed value or the thrown error.
+  // Disfavoured so that a non-throwing closure picks the plain `map` above. With only this overload,
+  // Swift infers `Failure == Never` for a non-throwing closure and breaks ordinary chains (DESIGN.md,
+  // semantics 11); the underscored attribute is the trade-off for chains that type-check unannotated.
+  @inlinable @_disfavoredOverload
+  public func map<NewSuccess>(
+    _ transform: @escaping @Sendable (Success) throws(Failure) -> NewSuccess
+  ) -> ResultPromise<NewSuccess, Failure> {
+    let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
+    self.await { result in
+      next.fulfil(with: result.flatMap { value in Result { () throws(Failure) in try transform(value) } })
+    }
+    return next
+  }
+
+  /// Transforms the failure, for example into the error type of the next layer.
+  ///
+  /// ```swift
+  /// let user = db.load(id).mapError { _ in AppError.offline }
+  /// ```
+  /// - Parameter transform: Called with the failure.
+  /// - Returns: A promise with the same success value or the transformed failure.
+  @inlinable
+  public func mapError<NewFailure>(
+    _ transform: @escaping @Sendable (Failure) -> NewFailure
+  ) -> ResultPromise<Success, NewFailure> {
+    let next = ResultPromise<Success, NewFailure>(_result: nil, reportsBroken: false)
+    self.await { next.fulfil(with: $0.mapError(transform)) }
+    return next
+  }
+
+  // MARK: Recovering
+
+  /// Handles a failure synchronously, maybe turning it into a success; a success passes on unchanged.
+  ///
+  /// ```swift
+  /// let user = remote.load(id).recover { _ in cache.lookup(id) }   // (Error) -> Result<User, AppError>
+  /// ```
+  /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
+  /// - Returns: A promise of the success value or the recovery's result.
+  @inlinable
+  public func recover<NewFailure>(
+    _ transform: @escaping @Sendable (Failure) -> Result<Success, NewFailure>
+  ) -> ResultPromise<Success, NewFailure> {
+    let next = ResultPromise<Success, NewFailure>(_result: nil, reportsBroken: false)
+    self.await { next.fulfil(with: $0.flatMapError(transform)) }
+    return next
+  }
+
+  /// Handles a failure with a step that returns another promise; a success passes on unchanged.
+  ///
+  /// ```swift
+  /// let user = cache.load(id).recoverAsync { _ in remote.load(id) }
+  /// ```
+  /// - Parameter transform: Called with the failure; the promise it returns settles the result.
+  /// - Returns: A promise of the success value or the outcome of the promise `transform` returns.
+  @inlinable
+  public func recoverAsync<NewFailure>(
+    _ transform: @escaping @Sendable (Failure) -> ResultPromise<Success, NewFailure>
+  ) -> ResultPromise<Success, NewFailure> {
+    let next = ResultPromise<Success, NewFailure>(_result: nil, reportsBroken: false)
+    self.await { result in
+      switch result {
+      case .success(let value): next.fulfil(with: .success(value))
+      case .failure(let error): next._adopt(transform(error))
+      }
+    }
+    return next
+  }
+
+  // MARK: Internals
+
+  /// Settles this promise like `other`, at once if `other` is settled.
+  @inlinable func _adopt(_ other: ResultPromise<Success, Failure>) {
+    if let result = other._lock.withLock({ other._result }) {
+      fulfil(with: result)
+    } else {
+      other.await { self.fulfil(with: $0) }
+    }
+  }
+}
+
+extension ResultPromise where Success == Void {
+  /// Settles a `Void` promise with a success, unless it is already settled.
+  ///
+  /// ```swift
+  /// let saved = ResultPromise<Void, StoreError>()
+  /// saved.succeed()
+  /// ```
+  /// - Returns: `true` if this call settled the promise, `false` if it was already settled.
+  @inlinable @discardableResult
+  public func succeed() -> Bool {
+    fulfil(with: .success(()))
+  }
+}
+
+// MARK: - Delivery machinery (internal)
+
+/// Work the per-thread queue can run: a settled promise delivering to its observers, or one late observer.
+@usableFromInline protocol _Job: AnyObject {
+  func _run()
+}
+
+extension ResultPromise: _Job {
+  /// Calls the observers waiting at settlement. Runs only on the thread that settled the promise.
+  @usableFromInline func _run() {
+    guard let result = _result else { return }
+    let first = _first
+    let more = _more
+    _first = nil
+    _more = []
+    first?(result)
+    for observer in more { observer(result) }
+  }
+}
+
+/// An observer registered on a settled promise from inside a callback, waiting in the queue.
+@usableFromInline final class _LateObserver<Success: Sendable, Failure: Error>: _Job {
+  @usableFromInline let observer: @Sendable (Result<Success, Failure>) -> Void
+  @usableFromInline let result: Result<Success, Failure>
+
+  @inlinable init(_ observer: @escaping @Sendable (Result<Success, Failure>) -> Void, _ result: Result<Success, Failure>) {
+    self.observer = observer
+    self.result = result
+  }
+
+  @usableFromInline func _run() { observer(result) }
+}
+
+/// Observers taken from a promise deallocated while pending, kept alive until the graveyard frees them.
+@usableFromInline struct _Observers<Success: Sendable, Failure: Error> {
+  let first: @Sendable (Result<Success, Failure>) -> Void
+  let more: [@Sendable (Result<Success, Failure>) -> Void]
+
+  @usableFromInline init(
+    first: @escaping @Sendable (Result<Success, Failure>) -> Void, more: [@Sendable (Result<Success, Failure>) -> Void]
+  ) {
+    self.first = first
+    self.more = more
+  }
+}
+
+/// The per-thread state that keeps delivery and deallocation at constant stack depth.
+///
+/// `isDraining` is set while a callback runs on this thread; work set off meanwhile is queued and run
+/// by the outermost caller's loop. Likewise `bury` frees a released chain one link per loop turn.
+/// Each instance is reached only from its own thread (through thread-local storage).
+@usableFromInline final class _Trampoline {
+  @usableFromInline var isDraining = false
+  private var jobs = ContiguousArray<(any _Job)?>(repeating: nil, count: 16)
+  private var head = 0
+  private var count = 0
+  private var graveyard: [Any] = []
+  private var isBurying = false
+
+  /// The calling thread's trampoline, created on first use and released when the thread exits.
+  @usableFromInline static var current: _Trampoline {
+    if let pointer = pthread_getspecific(key) {
+      return Unmanaged<_Trampoline>.fromOpaque(pointer).takeUnretainedValue()
+    }
+    let trampoline = _Trampoline()
+    pthread_setspecific(key, Unmanaged.passRetained(trampoline).toOpaque())
+    return trampoline
+  }
+
+  private static let key: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key) { pointer in
+      #if canImport(Darwin)
+        Unmanaged<_Trampoline>.fromOpaque(pointer).release()
+      #else
+        if let pointer { Unmanaged<_Trampoline>.fromOpaque(pointer).release() }
+      #endif
+    }
+    precondition(status == 0, "ResultPromise: pthread_key_create failed (\(status))")
+    return key
+  }()
+
+  /// Runs `job` now if no callback is running on this thread, then everything it queued; else queues it.
+  @usableFromInline func deliver(_ job: any _Job) {
+    if isDraining {
+      enqueue(job)
+    } else {
+      isDraining = true
+      job._run()
+      drain()
+    }
+  }
+
+  /// Runs queued jobs until none is left, then leaves the draining state.
+  @usableFromInline func drain() {
+    while count > 0 {
+      let job = jobs[head]
+      jobs[head] = nil
+      head = (head + 1) & (jobs.count - 1)
+      count -= 1
+      job?._run()
+    }
+    isDraining = false
+  }
+
+  /// Appends `job` to this thread's first-in-first-out queue (a ring buffer; capacity a power of two).
+  @usableFromInline func enqueue(_ job: any _Job) {
+    if count == jobs.count {
+      var grown = ContiguousArray<(any _Job)?>(repeating: nil, count: jobs.count * 2)
+      for index in 0..<count { grown[index] = jobs[(head + index) & (jobs.count - 1)] }
+      jobs = grown
+      head = 0
+    }
+    jobs[(head + count) & (jobs.count - 1)] = job
+    count += 1
+  }
+
+  /// Releases `remains` — and whatever that releases in turn through `bury` — in a loop, not recursively.
+  @usableFromInline func bury(_ remains: Any) {
+    graveyard.append(remains)
+    guard !isBurying else { return }
+    isBurying = true
+    while graveyard.popLast() != nil {}
+    isBurying = false
+  }
+}
+
+// MARK: - Locking (internal)
+
+/// A small mutual-exclusion lock stored inline in each promise.
+@usableFromInline struct _Lock: ~Copyable {
+  #if canImport(Darwin)
+    @usableFromInline let unfair: UnsafeMutablePointer<os_unfair_lock>
+
+    @usableFromInline init() {
+      unfair = .allocate(capacity: 1)
+      unfair.initialize(to: os_unfair_lock())
+    }
+
+    deinit {
+      unfair.deinitialize(count: 1)
+      unfair.deallocate()
+    }
+
+    @inlinable func withLock<T: Sendable>(_ body: () -> T) -> T {
+      os_unfair_lock_lock(unfair)
+      defer { os_unfair_lock_unlock(unfair) }
+      return body()
+    }
+  #else
+    @usableFromInline let mutex = Mutex<Void>(())
+
+    @usableFromInline init() {}
+
+    @inlinable func withLock<T: Sendable>(_ body: () -> T) -> T {
+      mutex.withLock { _ in body() }
+    }
+  #endif
+}
+
+// MARK: - Diagnostics
+
+/// Reports promises that are dropped before they settle (a "broken promise").
+///
+/// A promise made with ``ResultPromise/init()`` or ``ResultPromise/init(_:)-(((Result<Success,Failure>)->Void)->Void)``
+/// that is deallocated while still pending, with observers waiting, calls ``brokenPromiseHandler``
+/// once. Promises made by operators (`then`, `map`, …) never report, so dropping a long pending chain
+/// reports once, for its root.
+///
+/// ```swift
+/// PromiseDiagnostics.brokenPromiseHandler = { message in logger.warning("\(message)") }
+/// ```
+public enum PromiseDiagnostics {
+  /// Called with a one-line description when a user-created promise is deallocated while pending with
+  /// observers waiting. Runs on the thread that releases the promise; keep it short.
+  ///
+  /// The default writes the line to standard error in debug builds and does nothing in release builds.
+  /// Safe to read and set from any thread.
+  public static var brokenPromiseHandler: @Sendable (_ message: String) -> Void {
+    get { hook.lock.withLock { hook.handler } }
+    set { hook.lock.withLock { hook.handler = newValue } }
+  }
+
+  /// The default ``brokenPromiseHandler``.
+  public static let defaultBrokenPromiseHandler: @Sendable (_ message: String) -> Void = { message in
+    #if DEBUG
+      var line = "warning: \(message)\n"
+      _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
+    #endif
+  }
+
+  private final class Hook: @unchecked Sendable {
+    // @unchecked Sendable: `handler` is only read and written while `lock` is held.
+    let lock = _Lock()
+    var handler = PromiseDiagnostics.defaultBrokenPromiseHandler
+  }
+
+  private static let hook = Hook()
+
+  @usableFromInline static func _report(_ type: String, observers: Int) {
+    let noun = observers == 1 ? "observer" : "observers"
+    brokenPromiseHandler(
+      "\(type) was deallocated while pending; its \(observers) \(noun) will never be called."
+    )
+  }
+}
