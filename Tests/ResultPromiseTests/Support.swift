@@ -51,17 +51,21 @@ func currentThreadID() -> ObjectIdentifier {
   ObjectIdentifier(Thread.current)
 }
 
-/// Records every broken-promise report made while the tests run. Tests filter by a type name that
-/// only they use, because suites run in parallel and share the one global handler.
+/// Counts every broken-promise report made while the tests run, by message. Tests look up a type name
+/// that only they use, because suites run in parallel and share the one global handler.
 enum BrokenPromiseReports {
-  static let log: Log<String> = {
-    let log = Log<String>()
-    PromiseDiagnostics.brokenPromiseHandler = { log.append($0) }
-    return log
+  private static let counts: Mutex<[String: Int]> = {
+    PromiseDiagnostics.brokenPromiseHandler = { message in
+      BrokenPromiseReports.counts.withLock { $0[message, default: 0] += 1 }
+    }
+    return Mutex([:])
   }()
 
-  /// The reports so far that mention `marker`.
-  static func mentioning(_ marker: String) -> [String] {
-    log.values.filter { $0.contains(marker) }
+  /// Installs the counting handler (once); call before dropping promises that should report.
+  static func install() { counts.withLock { _ in } }
+
+  /// The reports so far that mention `marker`, with how often each was made.
+  static func mentioning(_ marker: String) -> [String: Int] {
+    counts.withLock { $0.filter { $0.key.contains(marker) } }
   }
 }

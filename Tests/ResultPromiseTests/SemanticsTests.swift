@@ -1,0 +1,273 @@
+import Dispatch
+import ResultPromise
+import Testing
+
+/// One or more tests per numbered semantic of DESIGN.md (5 and 6 have their own suites,
+/// `StackDepthTests` and `LeakTests`; 8 is `TypedErrorTests`; 10 is also `StressTests`).
+@Suite("Semantics")
+struct SemanticsTests {
+  // MARK: 1. Exactly once
+
+  @Test("1: a second fulfil returns false and notifies nobody")
+  func secondFulfilNotifiesNobody() {
+    let promise = ResultPromise<Int, TestError>()
+    let calls = Log<Result<Int, TestError>>()
+    promise.await(calls.append)
+    promise.await(calls.append)
+    #expect(promise.fulfil(with: .success(1)))
+    #expect(calls.values == [.success(1), .success(1)])
+    #expect(!promise.fulfil(with: .success(2)))
+    #expect(!promise.fail(.boom))
+    #expect(calls.values == [.success(1), .success(1)])
+  }
+
+  @Test("1: every observer runs exactly once, before and after settlement")
+  func everyObserverOnce() {
+    let promise = ResultPromise<Int, TestError>()
+    let counters = (0..<20).map { _ in Counter() }
+    for counter in counters[..<10] { promise.await { _ in counter.increment() } }
+    promise.succeed(1)
+    for counter in counters[10...] { promise.await { _ in counter.increment() } }
+    promise.succeed(2)
+    #expect(counters.map(\.value) == Array(repeating: 1, count: 20))
+  }
+
+  // MARK: 2. In order
+
+  @Test("2: observers registered before settlement run in registration order")
+  func orderBeforeSettlement() {
+    let promise = ResultPromise<Int, TestError>()
+    let order = Log<Int>()
+    for index in 0..<50 { promise.await { _ in order.append(index) } }
+    promise.succeed(0)
+    #expect(order.values == Array(0..<50))
+  }
+
+  @Test("2: observers registered after settlement run in registration order")
+  func orderAfterSettlement() {
+    let promise = ResultPromise<Int, TestError>(value: 0)
+    let order = Log<Int>()
+    for index in 0..<50 { promise.await { _ in order.append(index) } }
+    #expect(order.values == Array(0..<50))
+  }
+
+  @Test("2: an observer added from inside a callback runs after those already registered")
+  func orderWithObserverAddedDuringDelivery() {
+    let promise = ResultPromise<Int, TestError>()
+    let order = Log<String>()
+    promise.await { _ in
+      order.append("a")
+      promise.await { _ in order.append("late") }
+    }
+    promise.await { _ in order.append("b") }
+    promise.await { _ in order.append("c") }
+    promise.succeed(0)
+    #expect(order.values == ["a", "b", "c", "late"])
+  }
+
+  // MARK: 3. Synchronous by default
+
+  @Test("3: an observer registered on a settled promise runs on the caller's thread before await returns")
+  func settledObserverRunsSynchronously() {
+    let promise = ResultPromise<Int, TestError>(value: 1)
+    let thread = currentThreadID()
+    let ranOn = Log<ObjectIdentifier>()
+    promise.await { _ in ranOn.append(currentThreadID()) }
+    #expect(ranOn.values == [thread])
+  }
+
+  @Test("3: an observer registered earlier runs on the fulfilling thread before fulfil returns")
+  func pendingObserverRunsOnFulfillingThread() async {
+    let promise = ResultPromise<Int, TestError>()
+    let ranOn = Log<ObjectIdentifier>()
+    promise.await { _ in ranOn.append(currentThreadID()) }
+    let fulfiller = Log<ObjectIdentifier>()
+    let ranBeforeFulfilReturned = Log<Bool>()
+    await onSmallStack {
+      fulfiller.append(currentThreadID())
+      promise.succeed(1)
+      ranBeforeFulfilReturned.append(ranOn.count == 1)
+    }
+    #expect(ranBeforeFulfilReturned.values == [true])
+    #expect(ranOn.values == fulfiller.values)
+  }
+
+  @Test("3: a nested fulfil settles at once but its observers wait for the current callback to return")
+  func nestedFulfilQueuesObservers() {
+    let first = ResultPromise<Int, TestError>()
+    let second = ResultPromise<Int, TestError>()
+    let order = Log<String>()
+    second.await { _ in order.append("second's observer") }
+    first.await { _ in
+      order.append("first's observer begins")
+      let settled = second.succeed(2)
+      order.append("nested fulfil returned \(settled), pending \(second.isPending)")
+      order.append("first's observer ends")
+    }
+    let outer = first.succeed(1)
+    order.append("outer fulfil returned \(outer)")
+    #expect(
+      order.values == [
+        "first's observer begins",
+        "nested fulfil returned true, pending false",
+        "first's observer ends",
+        "second's observer",
+        "outer fulfil returned true",
+      ])
+  }
+
+  @Test("3: queued work runs first in, first out, and work queued by queued work runs after what was waiting")
+  func queueIsFirstInFirstOut() {
+    let root = ResultPromise<Int, TestError>()
+    let a = ResultPromise<Int, TestError>()
+    let b = ResultPromise<Int, TestError>()
+    let c = ResultPromise<Int, TestError>()
+    let order = Log<String>()
+    a.await { _ in
+      order.append("a")
+      c.succeed(3)
+    }
+    b.await { _ in order.append("b") }
+    c.await { _ in order.append("c") }
+    root.await { _ in
+      order.append("root 1")
+      a.succeed(1)
+      b.succeed(2)
+    }
+    root.await { _ in order.append("root 2") }
+    root.succeed(0)
+    #expect(order.values == ["root 1", "root 2", "a", "b", "c"])
+  }
+
+  @Test("3: an await on a settled promise from inside a callback runs after the callback returns")
+  func awaitInsideCallbackIsQueued() {
+    let settled = ResultPromise<Int, TestError>(value: 7)
+    let trigger = ResultPromise<Int, TestError>()
+    let order = Log<String>()
+    trigger.await { _ in
+      settled.await { _ in order.append("inner") }
+      order.append("callback ends")
+    }
+    trigger.succeed(0)
+    order.append("fulfil returned")
+    #expect(order.values == ["callback ends", "inner", "fulfil returned"])
+  }
+
+  @Test("3: an observer registered from another thread during delivery runs on its own thread at once")
+  func otherThreadObserverDuringDelivery() async {
+    let promise = ResultPromise<Int, TestError>()
+    let registered = DispatchSemaphore(value: 0)
+    let ranOn = Log<ObjectIdentifier>()
+    let registrar = Log<ObjectIdentifier>()
+    promise.await { _ in
+      // Delivery is under way on this thread; another thread registers meanwhile.
+      DispatchQueue.global().async {
+        registrar.append(currentThreadID())
+        promise.await { _ in ranOn.append(currentThreadID()) }
+        registered.signal()
+      }
+      registered.wait()
+    }
+    await onSmallStack { promise.succeed(1) }
+    #expect(ranOn.values.count == 1)
+    #expect(ranOn.values == registrar.values)
+  }
+
+  // MARK: 4. No lock held while user code runs
+
+  @Test("4: observers may register observers, read state and resolve promises without deadlock")
+  func reentrantCallbacksDoNotDeadlock() {
+    let promise = ResultPromise<Int, TestError>()
+    let other = ResultPromise<Int, TestError>()
+    let seen = Log<String>()
+    promise.await { result in
+      seen.append("pending \(promise.isPending)")
+      promise.await { _ in seen.append("nested observer") }
+      #expect(!promise.fulfil(with: .success(99)))
+      other.fulfil(with: result)
+      _ = promise.map { $0 + 1 }.then { .success($0 * 2) }
+    }
+    other.await { seen.append("other \($0)") }
+    promise.succeed(1)
+    #expect(seen.values == ["pending false", "nested observer", "other success(1)"])
+  }
+
+  // MARK: 7. Broken promises are reported
+
+  struct DroppedMarker: Sendable {}
+  struct QuietMarker: Sendable {}
+  struct ChainMarker: Sendable {}
+  struct HookMarker: Sendable {}
+
+  @Test("7: a user-created promise dropped while pending with observers is reported once")
+  func brokenPromiseReported() {
+    BrokenPromiseReports.install()
+    do {
+      let promise = ResultPromise<DroppedMarker, TestError>()
+      promise.await { _ in }
+      promise.await { _ in }
+    }
+    let reports = BrokenPromiseReports.mentioning("DroppedMarker")
+    #expect(reports.count == 1)
+    #expect(reports.first?.value == 1)
+    #expect(reports.first?.key.contains("2 observers") == true)
+  }
+
+  @Test("7: promises without observers, settled ones and ones from init(_:) with a result are not reported")
+  func quietPromisesNotReported() {
+    BrokenPromiseReports.install()
+    do {
+      _ = ResultPromise<QuietMarker, TestError>()
+      let settled = ResultPromise<QuietMarker, TestError>()
+      settled.await { _ in }
+      settled.succeed(QuietMarker())
+      ResultPromise<QuietMarker, TestError>(value: QuietMarker()).await { _ in }
+    }
+    #expect(BrokenPromiseReports.mentioning("QuietMarker").isEmpty)
+  }
+
+  @Test("7: dropping a long pending chain reports once, for its root")
+  func chainReportsOnce() {
+    BrokenPromiseReports.install()
+    do {
+      let root = ResultPromise<ChainMarker, TestError>()
+      var tail = root
+      for _ in 0..<1_000 { tail = tail.map { $0 } }
+      tail.await { _ in }
+    }
+    #expect(BrokenPromiseReports.mentioning("ChainMarker").values.reduce(0, +) == 1)
+  }
+
+  @Test("7: the hook can be replaced and restored")
+  func hookIsSettable() {
+    BrokenPromiseReports.install()
+    let installed = PromiseDiagnostics.brokenPromiseHandler
+    defer { PromiseDiagnostics.brokenPromiseHandler = installed }
+    let seen = Log<String>()
+    PromiseDiagnostics.brokenPromiseHandler = { message in
+      seen.append(message)
+      installed(message)
+    }
+    do {
+      let promise = ResultPromise<HookMarker, AppError> { _ in }
+      promise.await { _ in }
+    }
+    #expect(seen.values.contains { $0.contains("ResultPromise<HookMarker, AppError>") })
+  }
+
+  // MARK: 10. Thread-safe
+
+  @Test("10: fulfil, await and isPending from many threads at once settle once and call each observer once")
+  func concurrentCallsAreSafe() {
+    let promise = ResultPromise<Int, TestError>()
+    let calls = Counter()
+    let wins = Counter()
+    DispatchQueue.concurrentPerform(iterations: 200) { index in
+      promise.await { _ in calls.increment() }
+      _ = promise.isPending
+      if index % 10 == 0, promise.succeed(index) { wins.increment() }
+    }
+    #expect(wins.value == 1)
+    #expect(calls.value == 200)
+  }
+}

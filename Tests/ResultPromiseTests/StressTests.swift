@@ -1,0 +1,108 @@
+import Dispatch
+import ResultPromise
+import Testing
+
+/// Semantics 1 and 10 under contention: `fulfil` racing `await`, `then` and other `fulfil`s across
+/// threads, over many trials, with exact counts. CI also runs this suite under ThreadSanitizer.
+@Suite("Stress")
+struct StressTests {
+  static let trials = 10_000
+
+  @Test("fulfil racing await across threads calls every observer exactly once")
+  func fulfilRacesAwait() {
+    let calls = Counter()
+    let wrongValues = Counter()
+    for _ in 0..<Self.trials {
+      let promise = ResultPromise<Int, TestError>()
+      DispatchQueue.concurrentPerform(iterations: 3) { worker in
+        if worker == 0 {
+          promise.succeed(7)
+        } else {
+          for _ in 0..<2 {
+            promise.await { result in
+              if result != .success(7) { wrongValues.increment() }
+              calls.increment()
+            }
+          }
+        }
+      }
+    }
+    #expect(calls.value == Self.trials * 4)
+    #expect(wrongValues.value == 0)
+  }
+
+  @Test("fulfil racing then and map across threads settles every derived promise exactly once")
+  func fulfilRacesThen() {
+    let calls = Counter()
+    let sum = Counter()
+    for trial in 0..<Self.trials {
+      let promise = ResultPromise<Int, TestError>()
+      DispatchQueue.concurrentPerform(iterations: 2) { worker in
+        if worker == 0 {
+          promise.succeed(trial)
+        } else {
+          promise.then { .success($0 + 1) }.map { $0 - trial }.await { result in
+            if case .success(let one) = result { for _ in 0..<one { sum.increment() } }
+            calls.increment()
+          }
+        }
+      }
+    }
+    #expect(calls.value == Self.trials)
+    #expect(sum.value == Self.trials)
+  }
+
+  @Test("competing fulfils from several threads: exactly one wins and observers see its value")
+  func competingFulfils() {
+    let wins = Counter()
+    let agreed = Counter()
+    for _ in 0..<Self.trials {
+      let promise = ResultPromise<Int, TestError>()
+      let winner = Log<Int>()
+      let seen = Log<Int>()
+      promise.await { if case .success(let value) = $0 { seen.append(value) } }
+      DispatchQueue.concurrentPerform(iterations: 4) { worker in
+        if promise.succeed(worker) {
+          wins.increment()
+          winner.append(worker)
+        }
+      }
+      if seen.values == winner.values { agreed.increment() }
+    }
+    #expect(wins.value == Self.trials)
+    #expect(agreed.value == Self.trials)
+  }
+
+  @Test("thenAsync adopting a promise settled on another thread resolves exactly once per trial")
+  func thenAsyncAcrossThreads() {
+    let calls = Counter()
+    for trial in 0..<Self.trials {
+      let inner = ResultPromise<Int, TestError>()
+      let outer = ResultPromise<Int, TestError>()
+      DispatchQueue.concurrentPerform(iterations: 3) { worker in
+        switch worker {
+        case 0: inner.succeed(trial)
+        case 1: outer.succeed(0)
+        default:
+          outer.thenAsync { _ in inner }.await { result in
+            if result == .success(trial) { calls.increment() }
+          }
+        }
+      }
+    }
+    #expect(calls.value == Self.trials)
+  }
+
+  @Test("many threads registering on one promise while it settles: each observer runs once")
+  func manyObserversOneSettle() {
+    let calls = Counter()
+    let promise = ResultPromise<Int, TestError>()
+    DispatchQueue.concurrentPerform(iterations: 8) { worker in
+      for index in 0..<(Self.trials / 8) {
+        promise.await { _ in calls.increment() }
+        if worker == 3, index == Self.trials / 16 { promise.succeed(1) }
+      }
+    }
+    #expect(calls.value == Self.trials / 8 * 8)
+  }
+}
