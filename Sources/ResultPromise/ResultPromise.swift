@@ -4,8 +4,9 @@
 // project and it compiles (Swift 6 language mode, Linux and Apple platforms).
 //
 // How it works, in brief:
-// - Each promise guards its state (result and waiting observers) with one small inline lock and
-//   never holds it while user code runs.
+// - Each promise guards its state (result and waiting observers) with a mutex from a fixed striped
+//   table (no lock storage or allocation per promise), never holds it while user code runs and never
+//   holds two at once.
 // - Delivery is synchronous, on the thread that settles the promise (or that registers on a settled
 //   one). Work set off from *inside* a callback — another `fulfil`, an `await` on a settled
 //   promise — is not run recursively: it goes to a per-thread first-in-first-out queue that the
@@ -21,9 +22,6 @@
   import Musl
 #elseif canImport(Android)
   import Android
-#endif
-#if !canImport(Darwin)
-  import Synchronization
 #endif
 
 /// A value of type `Success` or an error of type `Failure` that becomes available later, exactly once.
@@ -69,8 +67,8 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   // thread touches `_first`/`_more` again, so the settling thread drains them without the lock.
   // Delivery of a settled promise happens only on the thread that settled it (see `_Trampoline`).
 
-  /// The lock guarding `_result`, `_first` and `_more`.
-  @usableFromInline let _lock = _Lock()
+  /// The lock guarding `_result`, `_first` and `_more`: this promise's stripe of the shared table.
+  @inlinable var _lock: _Lock { _Lock(for: self) }
   /// The outcome, once settled. Never changes after it is set.
   @usableFromInline var _result: Result<Success, Failure>?
   /// The first waiting observer, stored inline so the common single-observer case needs no array.
@@ -151,16 +149,15 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   deinit {
     // Settled promises have delivered and dropped their observers; only a pending one still holds
     // any (`_more` is non-empty only when `_first` is set).
-    guard let first = _first else { return }
+    guard _first != nil else { return }
     if _reportsBroken, _result == nil {
       PromiseDiagnostics._report("\(Self.self)", observers: 1 + _more.count)
     }
     // Each observer owns the next promise of its chain; releasing them here would recurse once per
-    // link. The graveyard releases them in a loop instead.
-    let observers = _Observers(first: first, more: _more)
-    _first = nil
-    _more = []
-    _Trampoline.current.bury(observers)
+    // link. Hand the only references to the graveyard, which releases them in a loop instead.
+    var more: [@Sendable (Result<Success, Failure>) -> Void] = []
+    swap(&more, &_more)
+    _Trampoline.current.bury(_Observers(first: _first.take(), more: more))
   }
 
   // MARK: Resolving
@@ -313,6 +310,9 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
     return next
   }
 
+  // Disfavoured so that a non-throwing closure picks the plain `map` above. With only this overload,
+  // Swift infers `Failure == Never` for a non-throwing closure and breaks ordinary chains (DESIGN.md,
+  // semantics 11); the underscored attribute is the trade-off for chains that type-check unannotated.
   /// Transforms the success value with a step that may throw `Failure`.
   ///
   /// ```swift
@@ -323,9 +323,6 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   /// ```
   /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
   /// - Returns: A promise of the transformed value or the thrown error.
-  // Disfavoured so that a non-throwing closure picks the plain `map` above. With only this overload,
-  // Swift infers `Failure == Never` for a non-throwing closure and breaks ordinary chains (DESIGN.md,
-  // semantics 11); the underscored attribute is the trade-off for chains that type-check unannotated.
   @inlinable @_disfavoredOverload
   public func map<NewSuccess>(
     _ transform: @escaping @Sendable (Success) throws(Failure) -> NewSuccess
@@ -443,7 +440,9 @@ extension ResultPromise: _Job {
   @usableFromInline let observer: @Sendable (Result<Success, Failure>) -> Void
   @usableFromInline let result: Result<Success, Failure>
 
-  @inlinable init(_ observer: @escaping @Sendable (Result<Success, Failure>) -> Void, _ result: Result<Success, Failure>) {
+  @inlinable init(
+    _ observer: @escaping @Sendable (Result<Success, Failure>) -> Void, _ result: Result<Success, Failure>
+  ) {
     self.observer = observer
     self.result = result
   }
@@ -453,11 +452,12 @@ extension ResultPromise: _Job {
 
 /// Observers taken from a promise deallocated while pending, kept alive until the graveyard frees them.
 @usableFromInline struct _Observers<Success: Sendable, Failure: Error> {
-  let first: @Sendable (Result<Success, Failure>) -> Void
+  let first: (@Sendable (Result<Success, Failure>) -> Void)?
   let more: [@Sendable (Result<Success, Failure>) -> Void]
 
   @usableFromInline init(
-    first: @escaping @Sendable (Result<Success, Failure>) -> Void, more: [@Sendable (Result<Success, Failure>) -> Void]
+    first: (@Sendable (Result<Success, Failure>) -> Void)?,
+    more: [@Sendable (Result<Success, Failure>) -> Void]
   ) {
     self.first = first
     self.more = more
@@ -536,8 +536,10 @@ extension ResultPromise: _Job {
   }
 
   /// Releases `remains` — and whatever that releases in turn through `bury` — in a loop, not recursively.
-  @usableFromInline func bury(_ remains: Any) {
-    graveyard.append(remains)
+  /// The caller must hold no other reference to what `remains` owns, or that reference would free it
+  /// recursively after this returns; hence `consuming`.
+  @usableFromInline func bury(_ remains: consuming Any) {
+    graveyard.append(consume remains)
     guard !isBurying else { return }
     isBurying = true
     while graveyard.popLast() != nil {}
@@ -547,35 +549,49 @@ extension ResultPromise: _Job {
 
 // MARK: - Locking (internal)
 
-/// A small mutual-exclusion lock stored inline in each promise.
-@usableFromInline struct _Lock: ~Copyable {
-  #if canImport(Darwin)
-    @usableFromInline let unfair: UnsafeMutablePointer<os_unfair_lock>
+/// One of a fixed table of mutexes, picked by an object's address.
+///
+/// Promises are small and numerous, so none carries a lock of its own: each uses the stripe its address
+/// hashes to. That costs no memory or allocation per promise, and is deadlock-free because the library
+/// never holds a lock while it takes another or while user code runs. These are `pthread` mutexes so
+/// that ThreadSanitizer sees them (it does not see the prebuilt `Synchronization.Mutex`).
+@usableFromInline struct _Lock {
+  @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    @usableFromInline init() {
-      unfair = .allocate(capacity: 1)
-      unfair.initialize(to: os_unfair_lock())
+  @inlinable init(for object: AnyObject) {
+    let address = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
+    mutex = _Lock.table.mutex(at: Int(truncatingIfNeeded: (address >> 4) ^ (address >> 12)))
+  }
+
+  @inlinable func withLock<T>(_ body: () -> T) -> T {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return body()
+  }
+
+  @usableFromInline static let table = Table()
+
+  @usableFromInline final class Table: @unchecked Sendable {
+    // @unchecked Sendable: the mutexes are created once, never moved or freed, and are themselves the
+    // synchronisation.
+    @usableFromInline static let count = 64
+    /// Bytes between mutexes, so that each stripe sits on its own cache line.
+    @usableFromInline static let stride = (MemoryLayout<pthread_mutex_t>.stride + 63) & ~63
+    @usableFromInline let base: UnsafeMutableRawPointer
+
+    init() {
+      base = .allocate(byteCount: Table.count * Table.stride, alignment: 64)
+      for index in 0..<Table.count {
+        let mutex = (base + index * Table.stride).bindMemory(to: pthread_mutex_t.self, capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+      }
     }
 
-    deinit {
-      unfair.deinitialize(count: 1)
-      unfair.deallocate()
+    @inlinable func mutex(at hash: Int) -> UnsafeMutablePointer<pthread_mutex_t> {
+      (base + (hash & (Table.count - 1)) * Table.stride).assumingMemoryBound(to: pthread_mutex_t.self)
     }
-
-    @inlinable func withLock<T: Sendable>(_ body: () -> T) -> T {
-      os_unfair_lock_lock(unfair)
-      defer { os_unfair_lock_unlock(unfair) }
-      return body()
-    }
-  #else
-    @usableFromInline let mutex = Mutex<Void>(())
-
-    @usableFromInline init() {}
-
-    @inlinable func withLock<T: Sendable>(_ body: () -> T) -> T {
-      mutex.withLock { _ in body() }
-    }
-  #endif
+  }
 }
 
 // MARK: - Diagnostics
@@ -611,7 +627,7 @@ public enum PromiseDiagnostics {
 
   private final class Hook: @unchecked Sendable {
     // @unchecked Sendable: `handler` is only read and written while `lock` is held.
-    let lock = _Lock()
+    var lock: _Lock { _Lock(for: self) }
     var handler = PromiseDiagnostics.defaultBrokenPromiseHandler
   }
 

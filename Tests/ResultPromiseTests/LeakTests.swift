@@ -76,7 +76,9 @@ struct LeakTests {
       let captured = Tracked()
       weakCaptured = captured
       let root = ResultPromise<Int, TestError>()
-      let tail = root.map { passing($0, keeping: captured) { $0 } }.thenAsync { _ in ResultPromise<Int, TestError>() }
+      let tail = root.map { passing($0, keeping: captured) { $0 } }.thenAsync { _ in
+        ResultPromise<Int, TestError>()
+      }
       weakTail = tail
     }
     #expect(weakTail == nil)
