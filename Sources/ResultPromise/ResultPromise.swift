@@ -598,8 +598,8 @@ extension ResultPromise: _Job {
 
 /// Reports promises that are dropped before they settle (a "broken promise").
 ///
-/// A promise made with ``ResultPromise/init()`` or ``ResultPromise/init(_:)-(((Result<Success,Failure>)->Void)->Void)``
-/// that is deallocated while still pending, with observers waiting, calls ``brokenPromiseHandler``
+/// A promise made with `ResultPromise()` or `ResultPromise { fulfil in … }` that is deallocated while
+/// still pending, with observers waiting, calls ``brokenPromiseHandler``
 /// once. Promises made by operators (`then`, `map`, …) never report, so dropping a long pending chain
 /// reports once, for its root.
 ///
