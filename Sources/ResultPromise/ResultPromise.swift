@@ -14,6 +14,8 @@
 // - Releasing a pending chain would free it recursively (each observer holds the next promise);
 //   `deinit` hands the observers to a per-thread "graveyard" that is emptied in a loop instead.
 
+import Dispatch
+
 #if canImport(Darwin)
   import Darwin
 #elseif canImport(Glibc)
@@ -64,8 +66,8 @@
 public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked Sendable {
   // @unchecked Sendable: all mutable state below is read and written only while `_lock` is held,
   // with one exception that is still race-free: once `_result` is set (under the lock), no other
-  // thread touches `_first`/`_more` again, so the settling thread drains them without the lock.
-  // Delivery of a settled promise happens only on the thread that settled it (see `_Trampoline`).
+  // thread touches `_first`/`_more` of a promise without a `_queue` again, so the settling thread
+  // drains them without the lock (see `_Trampoline`). A promise with a `_queue` takes them under it.
 
   /// The lock guarding `_result`, `_first` and `_more`: this promise's stripe of the shared table.
   @inlinable var _lock: _Lock { _Lock(for: self) }
@@ -77,10 +79,15 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   @usableFromInline var _more: [@Sendable (Result<Success, Failure>) -> Void] = []
   /// Whether dropping this promise while pending is reported (user-created promises only).
   @usableFromInline let _reportsBroken: Bool
+  /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
+  @usableFromInline let _queue: DispatchQueue?
 
-  @usableFromInline init(_result: Result<Success, Failure>?, reportsBroken: Bool) {
+  @usableFromInline init(
+    _result: Result<Success, Failure>?, reportsBroken: Bool, queue: DispatchQueue? = nil
+  ) {
     self._result = _result
     self._reportsBroken = reportsBroken
+    self._queue = queue
   }
 
   /// Creates a pending promise; settle it later with ``fulfil(with:)``, ``succeed(_:)`` or ``fail(_:)``.
@@ -155,9 +162,7 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
     }
     // Each observer owns the next promise of its chain; releasing them here would recurse once per
     // link. Hand the only references to the graveyard, which releases them in a loop instead.
-    var more: [@Sendable (Result<Success, Failure>) -> Void] = []
-    swap(&more, &_more)
-    _Trampoline.current.bury(_Observers(first: _first.take(), more: more))
+    _Trampoline.current.bury(_takeObservers())
   }
 
   // MARK: Resolving
@@ -183,7 +188,13 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
       _result = result
       return _first != nil
     }
-    if settled == true { _Trampoline.current.deliver(self) }
+    if settled == true {
+      if let queue = _queue {
+        queue.async { _Trampoline.current.deliver(self) }
+      } else {
+        _Trampoline.current.deliver(self)
+      }
+    }
     return settled != nil
   }
 
@@ -240,11 +251,16 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   @inlinable
   public func `await`(_ observer: @escaping @Sendable (Result<Success, Failure>) -> Void) {
     let settled: Result<Success, Failure>? = _lock.withLock {
-      if let result = _result { return result }
+      // With a `_queue`, join a delivery that is still waiting for the queue, to keep the order there.
+      if let result = _result, _queue == nil || _first == nil { return result }
       if _first == nil { _first = observer } else { _more.append(observer) }
       return nil
     }
     guard let result = settled else { return }
+    if let queue = _queue {
+      queue.async { _Trampoline.current.deliver(_LateObserver(observer, result)) }
+      return
+    }
     let trampoline = _Trampoline.current
     if trampoline.isDraining {
       trampoline.enqueue(_LateObserver(observer, result))
@@ -423,15 +439,20 @@ extension ResultPromise where Success == Void {
 }
 
 extension ResultPromise: _Job {
-  /// Calls the observers waiting at settlement. Runs only on the thread that settled the promise.
+  /// Calls the observers waiting at settlement: on the thread that settled the promise, or on its
+  /// `_queue` if it has one.
   @usableFromInline func _run() {
     guard let result = _result else { return }
-    let first = _first
-    let more = _more
-    _first = nil
-    _more = []
-    first?(result)
-    for observer in more { observer(result) }
+    let observers = _queue == nil ? _takeObservers() : _lock.withLock { _takeObservers() }
+    observers.first?(result)
+    for observer in observers.more { observer(result) }
+  }
+
+  /// Moves the waiting observers out, leaving none behind.
+  @usableFromInline func _takeObservers() -> _Observers<Success, Failure> {
+    var more: [@Sendable (Result<Success, Failure>) -> Void] = []
+    swap(&more, &_more)
+    return _Observers(first: _first.take(), more: more)
   }
 }
 
