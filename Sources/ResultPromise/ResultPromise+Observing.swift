@@ -1,0 +1,60 @@
+// Observing one side of the outcome, and running code on either outcome.
+
+extension ResultPromise {
+  /// Runs `body` with the value if the promise succeeds; does nothing on failure.
+  ///
+  /// ```swift
+  /// load(id)
+  ///     .onSuccess { user in print("loaded", user.name) }
+  ///     .onFailure { error in print("failed:", error) }
+  /// ```
+  ///
+  /// Runs where ``await(_:)`` would: synchronously on the thread that settles the promise, or on the
+  /// calling thread if it has already settled.
+  /// - Parameter body: Called with the success value, at most once.
+  /// - Returns: This promise, so that more observers can be chained.
+  @inlinable @discardableResult
+  public func onSuccess(_ body: @escaping @Sendable (Success) -> Void) -> Self {
+    self.await { if case .success(let value) = $0 { body(value) } }
+    return self
+  }
+
+  /// Runs `body` with the error if the promise fails; does nothing on success.
+  ///
+  /// ```swift
+  /// save(profile).onFailure { error in log.error("save failed: \(error)") }
+  /// ```
+  ///
+  /// Runs where ``await(_:)`` would.
+  /// - Parameter body: Called with the failure, at most once.
+  /// - Returns: This promise, so that more observers can be chained.
+  @inlinable @discardableResult
+  public func onFailure(_ body: @escaping @Sendable (Failure) -> Void) -> Self {
+    self.await { if case .failure(let error) = $0 { body(error) } }
+    return self
+  }
+
+  /// Runs `body` on either outcome, then passes the same result on — like `finally` in JavaScript.
+  ///
+  /// ```swift
+  /// showSpinner()
+  /// load(id)
+  ///     .always { _ in hideSpinner() }
+  ///     .onSuccess { user in show(user) }
+  /// ```
+  ///
+  /// The returned promise settles after `body` has returned, with this promise's result.
+  /// - Parameter body: Called with the result, exactly once.
+  /// - Returns: A promise that settles like this one, after `body` has run.
+  @inlinable @discardableResult
+  public func always(
+    _ body: @escaping @Sendable (Result<Success, Failure>) -> Void
+  ) -> ResultPromise<Success, Failure> {
+    let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
+    self.await { result in
+      body(result)
+      next.fulfil(with: result)
+    }
+    return next
+  }
+}

@@ -1,0 +1,58 @@
+import ResultPromise
+import Testing
+
+@Suite("Observing: onSuccess, onFailure, always")
+struct ObservingTests {
+  @Test("onSuccess runs with the value on success and not on failure, and returns the same promise")
+  func onSuccess() {
+    let seen = Log<Int>()
+    let promise = ResultPromise<Int, TestError>()
+    #expect(promise.onSuccess(seen.append) === promise)
+    ResultPromise<Int, TestError>(error: .boom).onSuccess(seen.append)
+    promise.succeed(3)
+    #expect(seen.values == [3])
+  }
+
+  @Test("onFailure runs with the error on failure and not on success, and returns the same promise")
+  func onFailure() {
+    let seen = Log<TestError>()
+    let promise = ResultPromise<Int, TestError>()
+    #expect(promise.onFailure(seen.append) === promise)
+    ResultPromise<Int, TestError>(value: 1).onFailure(seen.append)
+    promise.fail(.other(2))
+    #expect(seen.values == [.other(2)])
+  }
+
+  @Test("onSuccess and onFailure chain on one promise and keep registration order")
+  func chainedObservers() {
+    let order = Log<String>()
+    let promise = ResultPromise<Int, TestError>()
+    promise
+      .onSuccess { order.append("success \($0)") }
+      .onFailure { order.append("failure \($0)") }
+      .onSuccess { order.append("again \($0)") }
+    promise.succeed(1)
+    #expect(order.values == ["success 1", "again 1"])
+  }
+
+  @Test("always runs on success and on failure, then passes the same result on")
+  func alwaysPassesResultOn() {
+    let ran = Log<Result<Int, TestError>>()
+    let passed = Log<Result<Int, TestError>>()
+    ResultPromise<Int, TestError>(value: 1).always(ran.append).await(passed.append)
+    ResultPromise<Int, TestError>(error: .boom).always(ran.append).await(passed.append)
+    #expect(ran.values == [.success(1), .failure(.boom)])
+    #expect(passed.values == ran.values)
+  }
+
+  @Test("the promise from always settles only after its body has returned")
+  func alwaysSettlesAfterBody() {
+    let order = Log<String>()
+    let root = ResultPromise<Int, TestError>()
+    let next = root.always { _ in order.append("body") }
+    next.await { _ in order.append("next observer") }
+    #expect(next.isPending)
+    root.succeed(1)
+    #expect(order.values == ["body", "next observer"])
+  }
+}
