@@ -1,0 +1,29 @@
+// Scheduling: choosing the queue that observers run on.
+
+import Dispatch
+
+extension ResultPromise {
+  /// A promise that settles like this one but runs all its observers on `queue`.
+  ///
+  /// ```swift
+  /// load(id)
+  ///     .receive(on: .main)
+  ///     .onSuccess { user in MainActor.assumeIsolated { label.text = user.name } }
+  /// ```
+  ///
+  /// Every observer of the returned promise — registered before or after it settles, from any thread —
+  /// runs on `queue` (asynchronously, never inside the call that registers it). On a serial queue they
+  /// run in registration order; on a concurrent queue only that they run there is promised.
+  ///
+  /// Every other API calls back synchronously: on the thread that settles the promise, or on the calling
+  /// thread if the promise has already settled. Only `receive(on:)`, `delay`, `after`, `timeout` and
+  /// `retry` move work to a queue.
+  /// - Parameter queue: Where observers of the returned promise run.
+  /// - Returns: A promise with this promise's result whose observers run on `queue`.
+  @inlinable
+  public func receive(on queue: DispatchQueue) -> ResultPromise<Success, Failure> {
+    let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false, queue: queue)
+    self.await { next.fulfil(with: $0) }
+    return next
+  }
+}
