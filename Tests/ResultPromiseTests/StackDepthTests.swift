@@ -9,7 +9,7 @@ struct StackDepthTests {
 
   /// The ways to add one step to a chain of `Int` promises that adds 1 on success.
   enum Step: String, CaseIterable, Sendable {
-    case then, thenAsync, thenAsyncPending, map, mapThrowing, mapError, recover, recoverAsync
+    case then, thenAsync, thenAsyncPending, map, mapThrowing, mapError, recover, recoverAsync, always
 
     func add(to promise: ResultPromise<Int, TestError>) -> ResultPromise<Int, TestError> {
       switch self {
@@ -30,6 +30,7 @@ struct StackDepthTests {
       case .mapError: promise.mapError { $0 }.map { $0 + 1 }
       case .recover: promise.recover { .failure($0) }.map { $0 + 1 }
       case .recoverAsync: promise.recoverAsync { ResultPromise(error: $0) }.map { $0 + 1 }
+      case .always: promise.always { _ in }.map { $0 + 1 }
       }
     }
   }
