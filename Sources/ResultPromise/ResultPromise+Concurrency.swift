@@ -26,7 +26,9 @@ extension ResultPromise {
   /// }
   /// ```
   ///
-  /// Cancellation of the awaiting task does not end the wait early; see ``value``.
+  /// **Cancellation:** awaiting does not end early when the awaiting task is cancelled; it resumes when
+  /// the promise settles, as `Task.value` does. To bound the wait, use ``timeout(_:failure:)``. Any
+  /// number of tasks may await one promise; each resumes exactly once.
   @inlinable public var result: Result<Success, Failure> {
     get async {
       await withCheckedContinuation { continuation in

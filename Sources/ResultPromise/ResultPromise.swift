@@ -50,7 +50,8 @@ import Dispatch
 ///   Every observer runs exactly once.
 /// - **Synchronous:** an observer registered on a settled promise runs on the calling thread before
 ///   ``await(_:)`` returns. One registered earlier runs on the thread that settles the promise, before
-///   the outermost ``fulfil(with:)`` on that thread returns. Nothing hops to another queue.
+///   the outermost ``fulfil(with:)`` on that thread returns. Nothing hops to another queue, except
+///   in the few operators listed below.
 /// - **Reentrancy without recursion:** work triggered from inside a callback (settling another promise,
 ///   registering on a settled promise) is queued on the current thread and runs right after the
 ///   current callback returns, first in, first out, still before the outermost call returns. A nested
@@ -60,6 +61,17 @@ import Dispatch
 ///   registered from another thread while delivery is under way runs on its own thread at once.
 /// - **No lock is held while user code runs**, so callbacks may register observers, settle promises or
 ///   read ``isPending`` freely.
+///
+/// ## Where each API calls back
+/// - Core operators (`then`, `thenAsync`, `map`, `mapError`, `recover`, `recoverAsync`), `await`,
+///   `onSuccess`, `onFailure`, `always` and the combinators (`all`, `allSettled`, `any`, `race`, `zip`):
+///   synchronously, as above — on the thread that settles the deciding input, or on the calling thread
+///   if it has already settled.
+/// - `receive(on:)`: every observer of the returned promise runs on the given queue.
+/// - `delay`, `after`, `timeout` and `retry`: the timed work runs on a global dispatch queue, and what it
+///   settles is delivered there.
+/// - `value` and `result`: the awaiting task resumes on its own executor.
+/// - `init(priority:operation:)`: the promise settles on the thread the task finishes on.
 ///
 /// `Success` must be `Sendable` because the value travels from the thread that settles the promise to
 /// the threads that observe it; for the same reason every callback is `@Sendable`.
