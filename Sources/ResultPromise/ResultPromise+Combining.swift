@@ -202,8 +202,9 @@ extension ResultPromise where Success == Never {
 /// The results a combinator has seen so far, in input order.
 @usableFromInline final class _Results<Success: Sendable, Failure: Error>: @unchecked Sendable {
   // @unchecked Sendable: `slots` and `remaining` are only read and written while the lock is held.
-  @usableFromInline var slots: [Result<Success, Failure>?]
-  @usableFromInline var remaining: Int
+  // `@exclusivity(unchecked)`: accessed only under the lock, never in overlapping accesses.
+  @exclusivity(unchecked) @usableFromInline var slots: [Result<Success, Failure>?]
+  @exclusivity(unchecked) @usableFromInline var remaining: Int
 
   @usableFromInline init(count: Int) {
     slots = Array(repeating: nil, count: count)

@@ -83,12 +83,14 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
 
   /// The lock guarding `_result`, `_first` and `_more`: this promise's stripe of the shared table.
   @inlinable var _lock: _Lock { _Lock(for: self) }
+  // `@exclusivity(unchecked)`: the lock (or, after settlement, single-thread ownership) already rules
+  // out overlapping accesses; the dynamic checks cost more than the rest of a delivery.
   /// The outcome, once settled. Never changes after it is set.
-  @usableFromInline var _result: Result<Success, Failure>?
+  @exclusivity(unchecked) @usableFromInline var _result: Result<Success, Failure>?
   /// The first waiting observer, stored inline so the common single-observer case needs no array.
-  @usableFromInline var _first: (@Sendable (Result<Success, Failure>) -> Void)?
+  @exclusivity(unchecked) @usableFromInline var _first: (@Sendable (Result<Success, Failure>) -> Void)?
   /// Further waiting observers, in registration order.
-  @usableFromInline var _more: [@Sendable (Result<Success, Failure>) -> Void] = []
+  @exclusivity(unchecked) @usableFromInline var _more: [@Sendable (Result<Success, Failure>) -> Void] = []
   /// Whether dropping this promise while pending is reported (user-created promises only).
   @usableFromInline let _reportsBroken: Bool
   /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
@@ -202,9 +204,9 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
     }
     if settled == true {
       if let queue = _queue {
-        queue.async { _Trampoline.current.deliver(self) }
+        queue.async { _Trampoline.current.deliver(self._deliveryJob) }
       } else {
-        _Trampoline.current.deliver(self)
+        _Trampoline.current.deliver(_deliveryJob)
       }
     }
     return settled != nil
@@ -270,12 +272,12 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
     }
     guard let result = settled else { return }
     if let queue = _queue {
-      queue.async { _Trampoline.current.deliver(_LateObserver(observer, result)) }
+      queue.async { _Trampoline.current.deliver(_LateObserver(observer, result).job) }
       return
     }
     let trampoline = _Trampoline.current
     if trampoline.isDraining {
-      trampoline.enqueue(_LateObserver(observer, result))
+      trampoline.enqueue(_LateObserver(observer, result).job)
     } else {
       trampoline.isDraining = true
       observer(result)
@@ -445,15 +447,30 @@ extension ResultPromise where Success == Void {
 
 // MARK: - Delivery machinery (internal)
 
-/// Work the per-thread queue can run: a settled promise delivering to its observers, or one late observer.
-@usableFromInline protocol _Job: AnyObject {
-  func _run()
+/// Work for the per-thread queue: `run(target)`.
+///
+/// `run` is a closure literal written in `@inlinable` code, so the client specialises it and, with no
+/// generic context left to capture, it needs no allocation. (A protocol witness would run the
+/// library's unspecialised generic code instead, which costs several times more per delivery.)
+@usableFromInline struct _Job {
+  @usableFromInline let target: AnyObject
+  @usableFromInline let run: (AnyObject) -> Void
+
+  @inlinable init(_ target: AnyObject, _ run: @escaping (AnyObject) -> Void) {
+    self.target = target
+    self.run = run
+  }
 }
 
-extension ResultPromise: _Job {
+extension ResultPromise {
+  /// A job that delivers this promise's result to the observers waiting at settlement.
+  @inlinable var _deliveryJob: _Job {
+    _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver() }
+  }
+
   /// Calls the observers waiting at settlement: on the thread that settled the promise, or on its
   /// `_queue` if it has one.
-  @usableFromInline func _run() {
+  @inlinable func _deliver() {
     guard let result = _result else { return }
     let observers = _queue == nil ? _takeObservers() : _lock.withLock { _takeObservers() }
     observers.first?(result)
@@ -461,15 +478,19 @@ extension ResultPromise: _Job {
   }
 
   /// Moves the waiting observers out, leaving none behind.
-  @usableFromInline func _takeObservers() -> _Observers<Success, Failure> {
+  @inlinable func _takeObservers() -> _Observers<Success, Failure> {
+    // Not `_first.take()`: passing a closure through that generic function costs two reabstraction
+    // allocations per delivery. `consume` ends the locals here, so the result holds the only references.
+    let first = _first
+    _first = nil
     var more: [@Sendable (Result<Success, Failure>) -> Void] = []
     swap(&more, &_more)
-    return _Observers(first: _first.take(), more: more)
+    return _Observers(first: consume first, more: consume more)
   }
 }
 
 /// An observer registered on a settled promise from inside a callback, waiting in the queue.
-@usableFromInline final class _LateObserver<Success: Sendable, Failure: Error>: _Job {
+@usableFromInline final class _LateObserver<Success: Sendable, Failure: Error> {
   @usableFromInline let observer: @Sendable (Result<Success, Failure>) -> Void
   @usableFromInline let result: Result<Success, Failure>
 
@@ -480,13 +501,18 @@ extension ResultPromise: _Job {
     self.result = result
   }
 
-  @usableFromInline func _run() { observer(result) }
+  @inlinable var job: _Job {
+    _Job(self) {
+      let late = unsafeDowncast($0, to: _LateObserver<Success, Failure>.self)
+      late.observer(late.result)
+    }
+  }
 }
 
 /// Observers taken from a promise deallocated while pending, kept alive until the graveyard frees them.
 @usableFromInline struct _Observers<Success: Sendable, Failure: Error> {
-  let first: (@Sendable (Result<Success, Failure>) -> Void)?
-  let more: [@Sendable (Result<Success, Failure>) -> Void]
+  @usableFromInline let first: (@Sendable (Result<Success, Failure>) -> Void)?
+  @usableFromInline let more: [@Sendable (Result<Success, Failure>) -> Void]
 
   @usableFromInline init(
     first: (@Sendable (Result<Success, Failure>) -> Void)?,
@@ -503,12 +529,13 @@ extension ResultPromise: _Job {
 /// by the outermost caller's loop. Likewise `bury` frees a released chain one link per loop turn.
 /// Each instance is reached only from its own thread (through thread-local storage).
 @usableFromInline final class _Trampoline {
-  @usableFromInline var isDraining = false
-  private var jobs = ContiguousArray<(any _Job)?>(repeating: nil, count: 16)
-  private var head = 0
-  private var count = 0
-  private var graveyard: [Any] = []
-  private var isBurying = false
+  // `@exclusivity(unchecked)`: only ever touched by its own thread, never in overlapping accesses.
+  @exclusivity(unchecked) @usableFromInline var isDraining = false
+  @exclusivity(unchecked) private var jobs = ContiguousArray<_Job?>(repeating: nil, count: 16)
+  @exclusivity(unchecked) private var head = 0
+  @exclusivity(unchecked) private var count = 0
+  @exclusivity(unchecked) private var graveyard: [Any] = []
+  @exclusivity(unchecked) private var isBurying = false
 
   /// The calling thread's trampoline, created on first use and released when the thread exits.
   @usableFromInline static var current: _Trampoline {
@@ -534,12 +561,12 @@ extension ResultPromise: _Job {
   }()
 
   /// Runs `job` now if no callback is running on this thread, then everything it queued; else queues it.
-  @usableFromInline func deliver(_ job: any _Job) {
+  @usableFromInline func deliver(_ job: _Job) {
     if isDraining {
       enqueue(job)
     } else {
       isDraining = true
-      job._run()
+      job.run(job.target)
       drain()
     }
   }
@@ -551,15 +578,15 @@ extension ResultPromise: _Job {
       jobs[head] = nil
       head = (head + 1) & (jobs.count - 1)
       count -= 1
-      job?._run()
+      if let job { job.run(job.target) }
     }
     isDraining = false
   }
 
   /// Appends `job` to this thread's first-in-first-out queue (a ring buffer; capacity a power of two).
-  @usableFromInline func enqueue(_ job: any _Job) {
+  @usableFromInline func enqueue(_ job: _Job) {
     if count == jobs.count {
-      var grown = ContiguousArray<(any _Job)?>(repeating: nil, count: jobs.count * 2)
+      var grown = ContiguousArray<_Job?>(repeating: nil, count: jobs.count * 2)
       for index in 0..<count { grown[index] = jobs[(head + index) & (jobs.count - 1)] }
       jobs = grown
       head = 0
