@@ -50,6 +50,11 @@ extension ResultPromise {
   public func always(
     _ body: @escaping @Sendable (Result<Success, Failure>) -> Void
   ) -> ResultPromise<Success, Failure> {
+    let settledNow = _stepNow { result -> ResultPromise<Success, Failure> in
+      body(result)
+      return ResultPromise(result)
+    }
+    if let next = settledNow { return next }
     let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
     self.await { result in
       body(result)

@@ -246,7 +246,7 @@ struct SemanticsTests {
     let seen = Log<String>()
     PromiseDiagnostics.brokenPromiseHandler = { message in
       seen.append(message)
-      installed(message)
+      installed?(message)
     }
     do {
       let promise = ResultPromise<HookMarker, AppError> { _ in }
