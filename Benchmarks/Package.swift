@@ -1,0 +1,40 @@
+// swift-tools-version: 6.1
+// The benchmark package: ResultPromise side by side with swift-nio, OpenCombine, Swift Concurrency and
+// a floor, in one run. Its own package, so that the library itself stays free of dependencies.
+//
+//   cd Benchmarks && swift package --disable-sandbox benchmark
+import PackageDescription
+
+import class Foundation.ProcessInfo
+import struct Foundation.URL
+
+// SwiftPM names a path dependency after its folder, which is whatever the checkout is called.
+let library = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let libraryIdentity = library.lastPathComponent.lowercased()
+
+let package = Package(
+  name: "ResultPromiseBenchmarks",
+  platforms: [.macOS(.v13)],
+  dependencies: [
+    .package(path: ".."),
+    .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+  ],
+  targets: [
+    .executableTarget(
+      name: "PromiseBenchmarks",
+      dependencies: [
+        .product(name: "ResultPromise", package: libraryIdentity),
+        .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "OpenCombine", package: "OpenCombine"),
+      ],
+      path: "Benchmarks/PromiseBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+  ],
+  swiftLanguageModes: [.v6]
+)
