@@ -13,6 +13,10 @@
 /// ```
 public struct AggregateError<Failure: Error>: Error {
   /// Every failure, in the order of the inputs they came from.
+  ///
+  /// ```swift
+  /// ResultPromise.any(mirrors).onFailure { aggregate in aggregate.errors.forEach { log($0) } }
+  /// ```
   public var errors: [Failure]
 
   /// Creates an aggregate of `errors`.

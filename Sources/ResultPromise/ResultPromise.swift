@@ -740,6 +740,11 @@ public enum PromiseDiagnostics {
   ///
   /// The default is ``writeToStandardError`` in debug builds and `nil` in release builds, where no
   /// report is even built. Safe to read and set from any thread.
+  ///
+  /// ```swift
+  /// PromiseDiagnostics.brokenPromiseHandler = { message in logger.warning("\(message)") }
+  /// PromiseDiagnostics.brokenPromiseHandler = nil   // silence
+  /// ```
   public static var brokenPromiseHandler: (@Sendable (_ message: String) -> Void)? {
     get { hook.lock.withLock { hook.handler } }
     set { hook.lock.withLock { hook.handler = newValue } }
