@@ -293,9 +293,7 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
     if trampoline.isDraining {
       trampoline.enqueue(_LateObserver(observer, result).job)
     } else {
-      trampoline.isDraining = true
-      observer(result)
-      trampoline.drain()
+      trampoline.runAsCallback { observer(result) }
     }
   }
 
@@ -441,10 +439,7 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
     guard _queue == nil, let result = _lock.withLock({ _result }) else { return nil }
     let trampoline = _Trampoline.current
     guard !trampoline.isDraining else { return nil }
-    trampoline.isDraining = true
-    let value = step(result)
-    trampoline.drain()
-    return value
+    return trampoline.runAsCallback { step(result) }
   }
 
   /// `result` with `transform` applied to its value, a thrown error becoming the failure.
@@ -633,10 +628,17 @@ extension ResultPromise {
     if isDraining {
       enqueue(job)
     } else {
-      isDraining = true
-      job.run(job.target)
-      drain()
+      runAsCallback { job.run(job.target) }
     }
+  }
+
+  /// Runs `body` as a callback — work it sets off is queued — then runs the queue. Only when
+  /// `isDraining` is false.
+  @inlinable func runAsCallback<T>(_ body: () -> T) -> T {
+    isDraining = true
+    let value = body()
+    drain()
+    return value
   }
 
   /// Runs queued jobs until none is left, then leaves the draining state.
