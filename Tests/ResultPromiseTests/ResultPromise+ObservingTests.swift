@@ -55,4 +55,31 @@ struct ObservingTests {
     root.succeed(1)
     #expect(order.values == ["body", "next observer"])
   }
+
+  @Test("onSuccess, onFailure and always registered earlier run on the thread that settles the promise")
+  func observersRunOnSettlingThread() async {
+    let success = ResultPromise<Int, TestError>()
+    let failure = ResultPromise<Int, TestError>()
+    let ranOn = Log<ObjectIdentifier>()
+    success.onSuccess { _ in ranOn.append(currentThreadID()) }
+    failure.onFailure { _ in ranOn.append(currentThreadID()) }
+    success.always { _ in ranOn.append(currentThreadID()) }.onSuccess { _ in ranOn.append(currentThreadID()) }
+    let settler = Log<ObjectIdentifier>()
+    await onSmallStack {
+      settler.append(currentThreadID())
+      success.succeed(1)
+      failure.fail(.boom)
+    }
+    #expect(ranOn.count == 4)
+    #expect(Set(ranOn.values) == Set(settler.values))
+  }
+
+  @Test("on a settled promise, onSuccess and always run on the calling thread before returning")
+  func settledObserversRunSynchronously() {
+    let ranOn = Log<ObjectIdentifier>()
+    let promise = ResultPromise<Int, TestError>(value: 1)
+    promise.onSuccess { _ in ranOn.append(currentThreadID()) }
+    _ = promise.always { _ in ranOn.append(currentThreadID()) }
+    #expect(ranOn.values == [currentThreadID(), currentThreadID()])
+  }
 }

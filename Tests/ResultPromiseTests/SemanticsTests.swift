@@ -32,6 +32,33 @@ struct SemanticsTests {
     #expect(counters.map(\.value) == Array(repeating: 1, count: 20))
   }
 
+  @Test("1: a failure skips every then and map step of a chain and reaches recover, once")
+  func failureSkipsStepsAndReachesRecover() {
+    let root = ResultPromise<Int, TestError>()
+    let stepCalls = Counter()
+    let recovered = Log<TestError>()
+    let result = Log<Result<String, AppError>>()
+    root
+      .then { value -> Result<Int, TestError> in
+        stepCalls.increment()
+        return .success(value + 1)
+      }
+      .map { value -> Int in
+        stepCalls.increment()
+        return value * 2
+      }
+      .recover { error -> Result<Int, AppError> in
+        recovered.append(error)
+        return .success(-1)
+      }
+      .map { "\($0)" }
+      .await(result.append)
+    root.fail(.other(5))
+    #expect(stepCalls.value == 0)
+    #expect(recovered.values == [.other(5)])
+    #expect(result.values == [.success("-1")])
+  }
+
   // MARK: 2. In order
 
   @Test("2: observers registered before settlement run in registration order")
