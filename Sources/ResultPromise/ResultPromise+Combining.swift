@@ -210,13 +210,14 @@ extension ResultPromise where Success == Never {
   @exclusivity(unchecked) @usableFromInline var slots: [Result<Success, Failure>?]
   @exclusivity(unchecked) @usableFromInline var remaining: Int
 
-  @usableFromInline init(count: Int) {
+  @inlinable init(count: Int) {
     slots = Array(repeating: nil, count: count)
     remaining = count
   }
 
   /// Records one input's result; returns every result, in input order, when the last one arrives.
-  @usableFromInline func record(_ result: Result<Success, Failure>, at index: Int) -> [Result<
+  /// Inlinable so that the client specialises it: unspecialised, it ran through generic metadata lookups.
+  @inlinable func record(_ result: Result<Success, Failure>, at index: Int) -> [Result<
     Success, Failure
   >]? {
     _Lock(for: self).withLock {

@@ -98,7 +98,7 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
   @usableFromInline let _queue: DispatchQueue?
 
-  @usableFromInline init(
+  @inlinable init(
     _result: Result<Success, Failure>?, reportsBroken: Bool, queue: DispatchQueue? = nil
   ) {
     self._outcome = _Outcome(_result)
@@ -577,7 +577,7 @@ extension ResultPromise {
   @usableFromInline let first: (@Sendable (Result<Success, Failure>) -> Void)?
   @usableFromInline let more: [@Sendable (Result<Success, Failure>) -> Void]
 
-  @usableFromInline init(
+  @inlinable init(
     first: (@Sendable (Result<Success, Failure>) -> Void)?,
     more: [@Sendable (Result<Success, Failure>) -> Void]
   ) {
