@@ -124,7 +124,7 @@ extension ResultPromise {
     _ promises: some Collection<ResultPromise<Success, Failure>>
   ) -> ResultPromise<Success, Failure> {
     let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
-    for promise in promises { promise.await { next.fulfil(with: $0) } }
+    for promise in promises { promise._await { next.fulfil(with: $0) } }
     return next
   }
 
@@ -132,8 +132,8 @@ extension ResultPromise {
   /// inputs have settled (a no-op if it already settled early).
   @inlinable static func _gather<NewSuccess, NewFailure>(
     _ promises: some Collection<ResultPromise<Success, Failure>>,
-    decidedEarly: @escaping @Sendable (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?,
-    decided: @escaping @Sendable ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
+    decidedEarly: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?,
+    decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   ) -> ResultPromise<NewSuccess, NewFailure> {
     let next = ResultPromise<NewSuccess, NewFailure>(_result: nil, reportsBroken: false)
     guard !promises.isEmpty else {
@@ -142,7 +142,7 @@ extension ResultPromise {
     }
     let results = _Results<Success, Failure>(count: promises.count)
     for (index, promise) in promises.enumerated() {
-      promise.await { result in
+      promise._await { result in
         if let early = decidedEarly(result) { next.fulfil(with: early) }
         if let all = results.record(result, at: index) { next.fulfil(with: decided(all)) }
       }
@@ -173,7 +173,7 @@ extension ResultPromise where Success == Never {
   /// - Parameter promise: The inputs, all with the same `Failure`.
   /// - Returns: A promise of the tuple of values, or of the first failure.
   @inlinable
-  public static func zip<each Value: Sendable>(
+  public static func zip<each Value>(
     _ promise: repeat ResultPromise<each Value, Failure>
   ) -> ResultPromise<(repeat each Value), Failure> {
     let next = ResultPromise<(repeat each Value), Failure>(_result: nil, reportsBroken: false)
@@ -189,7 +189,7 @@ extension ResultPromise where Success == Never {
     for input in repeat each promise {
       let position = index
       index += 1
-      input.await { result in
+      input._await { result in
         switch result {
         case .failure(let error): next.fulfil(with: .failure(error))
         case .success:
@@ -204,8 +204,7 @@ extension ResultPromise where Success == Never {
 }
 
 /// The results a combinator has seen so far, in input order.
-@usableFromInline final class _Results<Success: Sendable, Failure: Error>: @unchecked Sendable {
-  // @unchecked Sendable: `slots` and `remaining` are only read and written while the lock is held.
+@usableFromInline final class _Results<Success, Failure: Error> {
   // `@exclusivity(unchecked)`: accessed only under the lock, never in overlapping accesses.
   @exclusivity(unchecked) @usableFromInline var slots: [Result<Success, Failure>?]
   @exclusivity(unchecked) @usableFromInline var remaining: Int

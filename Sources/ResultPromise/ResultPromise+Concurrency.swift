@@ -1,7 +1,8 @@
 // The bridge to Swift Concurrency, both ways: `await` a promise from async code, and start a promise
-// from an async operation.
+// from an async operation. The value moves between tasks, so `Success` must be `Sendable`; main-actor
+// code awaits a promise of a non-`Sendable` value through `onMainActor`.
 
-extension ResultPromise {
+extension ResultPromise where Success: Sendable {
   /// The success value, awaited from Swift Concurrency; throws the failure.
   ///
   /// ```swift
@@ -67,7 +68,7 @@ extension ResultPromise {
   }
 }
 
-extension ResultPromise where Failure == Never {
+extension ResultPromise where Success: Sendable, Failure == Never {
   /// The success value, awaited from Swift Concurrency; no `try`, since the promise cannot fail.
   ///
   /// ```swift

@@ -15,7 +15,7 @@ extension ResultPromise {
   /// - Returns: This promise, so that more observers can be chained.
   @inlinable @discardableResult
   public func onSuccess(_ body: @escaping @Sendable (Success) -> Void) -> Self {
-    self.await { if case .success(let value) = $0 { body(value) } }
+    self._await { if case .success(let value) = $0 { body(value) } }
     return self
   }
 
@@ -30,7 +30,7 @@ extension ResultPromise {
   /// - Returns: This promise, so that more observers can be chained.
   @inlinable @discardableResult
   public func onFailure(_ body: @escaping @Sendable (Failure) -> Void) -> Self {
-    self.await { if case .failure(let error) = $0 { body(error) } }
+    self._await { if case .failure(let error) = $0 { body(error) } }
     return self
   }
 
@@ -56,7 +56,7 @@ extension ResultPromise {
     }
     if let next = settledNow { return next }
     let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
-    self.await { result in
+    self._await { result in
       body(result)
       next.fulfil(with: result)
     }

@@ -2,7 +2,8 @@
 
 import Dispatch
 
-extension ResultPromise {
+// Moving observers to a queue moves the value to another thread: `Success` must be `Sendable`.
+extension ResultPromise where Success: Sendable {
   /// A promise that settles like this one but runs all its observers on `queue`.
   ///
   /// ```swift
@@ -23,7 +24,7 @@ extension ResultPromise {
   @inlinable
   public func receive(on queue: DispatchQueue) -> ResultPromise<Success, Failure> {
     let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false, queue: queue)
-    self.await { next.fulfil(with: $0) }
+    self._await { next.fulfil(with: $0) }
     return next
   }
 }

@@ -1,11 +1,12 @@
 // Time: postponing a success, giving up after a while, and trying again.
 //
 // These are the operators (with `receive(on:)`) that move work to a dispatch queue: the timed part
-// runs on a global queue, and what it settles is delivered there like any other `fulfil`.
+// runs on a global queue, and what it settles is delivered there like any other `fulfil`. The value
+// moves to that queue's thread, so `Success` must be `Sendable`.
 
 import Dispatch
 
-extension ResultPromise {
+extension ResultPromise where Success: Sendable {
   /// Postpones a success by `duration`; a failure passes on at once.
   ///
   /// ```swift
@@ -18,7 +19,7 @@ extension ResultPromise {
   @inlinable
   public func delay(_ duration: Duration) -> ResultPromise<Success, Failure> {
     let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
-    self.await { result in
+    self._await { result in
       if case .success = result {
         DispatchQueue.global().asyncAfter(deadline: _deadline(after: duration)) { next.fulfil(with: result) }
       } else {
@@ -62,7 +63,7 @@ extension ResultPromise {
     _ duration: Duration, failure: @autoclosure @escaping @Sendable () -> Failure
   ) -> ResultPromise<Success, Failure> {
     let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
-    self.await { next.fulfil(with: $0) }
+    self._await { next.fulfil(with: $0) }
     DispatchQueue.global().asyncAfter(deadline: _deadline(after: duration)) {
       if next.isPending { next.fulfil(with: .failure(failure())) }
     }

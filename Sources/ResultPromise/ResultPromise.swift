@@ -73,14 +73,21 @@ import Dispatch
 /// - `value` and `result`: the awaiting task resumes on its own executor.
 /// - `init(priority:operation:)`: the promise settles on the thread the task finishes on.
 ///
-/// `Success` must be `Sendable` because the value travels from the thread that settles the promise to
-/// the threads that observe it; for the same reason every callback is `@Sendable`.
-public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked Sendable {
-  // @unchecked Sendable: all mutable state below is read and written only while `_lock` is held,
-  // with one exception that is still race-free: once `_outcome` is set (under the lock), no other
-  // thread touches `_first`/`_more` of a promise without a `_queue` again, so the settling thread
-  // drains them without the lock (see `_Trampoline`). A promise with a `_queue` takes them under it.
-
+/// ## Sendable and non-Sendable values
+/// A promise is `Sendable` when its `Success` is, and then may be shared by any threads. `Success` need
+/// not be `Sendable`: a promise of a non-`Sendable` value (a Core Data object, a mutable model class) is
+/// itself not `Sendable`, so the compiler keeps it, and the value, in the isolation domain that made it.
+/// The library adds no way around that:
+/// - Callbacks are `@Sendable`, because they run on whichever thread settles the promise. A `@Sendable`
+///   callback cannot capture non-`Sendable` state; it gets the value as a parameter, which the compiler
+///   does not let it send anywhere else.
+/// - The `fulfil` function that `init(_ start:)` hands out is the one way in from another thread. For a non-`Sendable` value it takes the result as `sending`:
+///   the sender gives the value up, and the compiler rejects code that keeps using it afterwards.
+/// - What moves a value to another thread or task by design — `receive(on:)`, `delay`, `after`,
+///   `timeout`, `retry`, `value`, `result` and `init(priority:operation:)` — requires `Success: Sendable`.
+/// - Main-actor code, whose callbacks touch main-actor state and non-`Sendable` objects, uses
+///   `onMainActor`, whose closures run on the main actor.
+public final class ResultPromise<Success, Failure: Error> {
   /// The lock guarding `_outcome`, `_first` and `_more`: this promise's stripe of the shared table.
   @inlinable var _lock: _Lock { _Lock(for: self) }
   // `@exclusivity(unchecked)`: the lock (or, after settlement, single-thread ownership) already rules
@@ -90,9 +97,9 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   /// optional `Result` needs two lookups — a third of the cost of a whole `map` step.)
   @exclusivity(unchecked) @usableFromInline var _outcome: _Outcome<Success, Failure>
   /// The first waiting observer, stored inline so the common single-observer case needs no array.
-  @exclusivity(unchecked) @usableFromInline var _first: (@Sendable (Result<Success, Failure>) -> Void)?
+  @exclusivity(unchecked) @usableFromInline var _first: _Observer<Success, Failure>?
   /// Further waiting observers, in registration order.
-  @exclusivity(unchecked) @usableFromInline var _more: [@Sendable (Result<Success, Failure>) -> Void] = []
+  @exclusivity(unchecked) @usableFromInline var _more: [_Observer<Success, Failure>] = []
   /// Whether dropping this promise while pending is reported (user-created promises only).
   @usableFromInline let _reportsBroken: Bool
   /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
@@ -151,22 +158,28 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   }
 
   /// Creates a pending promise and hands its `fulfil` function to `start`, which wraps a
-  /// completion-handler API.
+  /// completion-handler API. This is the form for a non-`Sendable` `Success`; for a `Sendable` one, the
+  /// same call picks the form whose `fulfil` takes a plain `Result`.
   ///
   /// ```swift
-  /// let user = ResultPromise<User, StoreError> { done in store.load(id, completion: done) }
+  /// // `Document` is a class that is not `Sendable`; `parse` makes a new one on a background queue.
+  /// let document = ResultPromise<Document, ParseError> { done in
+  ///     queue.async { done(parse(data)) }
+  /// }
   /// ```
   ///
-  /// `start` runs synchronously, before the initialiser returns. `fulfil` may be called from any
-  /// thread, at any time; only its first call has an effect. The closure keeps the promise alive until
-  /// it is released, and a promise whose `fulfil` is dropped uncalled is reported like one made
-  /// with ``init()``.
+  /// `fulfil` takes the result as `sending`: whoever calls it gives the value up, so the compiler
+  /// rejects a sender that keeps using the value after handing it over. Everything else is as for the
+  /// `Sendable` form: `start` runs synchronously, `fulfil` may be called from any thread and only its
+  /// first call has an effect, and a promise whose `fulfil` is dropped uncalled is reported like one
+  /// made with ``init()``.
   /// - Parameter start: Starts the work and arranges for `fulfil` to be called with its outcome.
   @inlinable public convenience init(
-    _ start: (_ fulfil: @escaping @Sendable (Result<Success, Failure>) -> Void) -> Void
+    _ start: (_ fulfil: @escaping @Sendable (sending Result<Success, Failure>) -> Void) -> Void
   ) {
     self.init()
-    start { self.fulfil(with: $0) }
+    let handle = _SendingHandle(self)
+    start { handle.promise.fulfil(with: $0) }
   }
 
   deinit {
@@ -215,7 +228,8 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
     }
     if settled == true {
       if let queue = _queue {
-        queue.async { _Trampoline.current.deliver(self._deliveryJob) }
+        let job = _deliveryJob
+        queue.async { _Trampoline.current.deliver(job) }
       } else {
         _Trampoline.current.deliver(_deliveryJob)
       }
@@ -278,6 +292,11 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   /// - Parameter observer: Receives the result. The promise releases it after calling it.
   @inlinable
   public func `await`(_ observer: @escaping @Sendable (Result<Success, Failure>) -> Void) {
+    _await(observer)
+  }
+
+  /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`).
+  @inlinable func _await(_ observer: @escaping _Observer<Success, Failure>) {
     let settled: Result<Success, Failure>? = _lock.withLock {
       // With a `_queue`, join a delivery that is still waiting for the queue, to keep the order there.
       if let result = _result, _queue == nil || _first == nil { return result }
@@ -286,7 +305,8 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
     }
     guard let result = settled else { return }
     if let queue = _queue {
-      queue.async { _Trampoline.current.deliver(_LateObserver(observer, result).job) }
+      let late = _LateObserver(observer, result).job
+      queue.async { _Trampoline.current.deliver(late) }
       return
     }
     let trampoline = _Trampoline.current
@@ -312,7 +332,7 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   ) -> ResultPromise<NewSuccess, Failure> {
     if let next = _stepNow({ ResultPromise<NewSuccess, Failure>($0.flatMap(transform)) }) { return next }
     let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
-    self.await { next.fulfil(with: $0.flatMap(transform)) }
+    self._await { next.fulfil(with: $0.flatMap(transform)) }
     return next
   }
 
@@ -329,7 +349,7 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   ) -> ResultPromise<NewSuccess, Failure> {
     let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
     if _stepNow({ next._adopt($0, then: transform) }) == nil {
-      self.await { next._adopt($0, then: transform) }
+      self._await { next._adopt($0, then: transform) }
     }
     return next
   }
@@ -347,7 +367,7 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   ) -> ResultPromise<NewSuccess, Failure> {
     if let next = _stepNow({ ResultPromise<NewSuccess, Failure>($0.map(transform)) }) { return next }
     let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
-    self.await { next.fulfil(with: $0.map(transform)) }
+    self._await { next.fulfil(with: $0.map(transform)) }
     return next
   }
 
@@ -370,7 +390,7 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   ) -> ResultPromise<NewSuccess, Failure> {
     if let next = _stepNow({ ResultPromise<NewSuccess, Failure>(Self._map($0, transform)) }) { return next }
     let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
-    self.await { next.fulfil(with: Self._map($0, transform)) }
+    self._await { next.fulfil(with: Self._map($0, transform)) }
     return next
   }
 
@@ -387,7 +407,7 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   ) -> ResultPromise<Success, NewFailure> {
     if let next = _stepNow({ ResultPromise<Success, NewFailure>($0.mapError(transform)) }) { return next }
     let next = ResultPromise<Success, NewFailure>(_result: nil, reportsBroken: false)
-    self.await { next.fulfil(with: $0.mapError(transform)) }
+    self._await { next.fulfil(with: $0.mapError(transform)) }
     return next
   }
 
@@ -404,9 +424,35 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   public func recover<NewFailure>(
     _ transform: @escaping @Sendable (Failure) -> Result<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
+    _recover(transform)
+  }
+
+  // Without this overload, a closure that does not name its error type
+  // (`recover { error in log(error); return .success(fallback) }`) leaves `NewFailure` uninferred.
+  /// Handles a failure synchronously, keeping the error type; a success passes on unchanged.
+  ///
+  /// ```swift
+  /// let user = remote.load(id).recover { error in
+  ///     log(error)
+  ///     return .success(.guest)   // the error type stays the same as `remote.load`'s
+  /// }
+  /// ```
+  /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
+  /// - Returns: A promise of the success value or the recovery's result.
+  @inlinable
+  public func recover(
+    _ transform: @escaping @Sendable (Failure) -> Result<Success, Failure>
+  ) -> ResultPromise<Success, Failure> {
+    _recover(transform)
+  }
+
+  /// The body of both `recover`s.
+  @inlinable func _recover<NewFailure>(
+    _ transform: @escaping (Failure) -> Result<Success, NewFailure>
+  ) -> ResultPromise<Success, NewFailure> {
     if let next = _stepNow({ ResultPromise<Success, NewFailure>($0.flatMapError(transform)) }) { return next }
     let next = ResultPromise<Success, NewFailure>(_result: nil, reportsBroken: false)
-    self.await { next.fulfil(with: $0.flatMapError(transform)) }
+    self._await { next.fulfil(with: $0.flatMapError(transform)) }
     return next
   }
 
@@ -423,7 +469,7 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
   ) -> ResultPromise<Success, NewFailure> {
     let next = ResultPromise<Success, NewFailure>(_result: nil, reportsBroken: false)
     if _stepNow({ next._adopt($0, recovering: transform) }) == nil {
-      self.await { next._adopt($0, recovering: transform) }
+      self._await { next._adopt($0, recovering: transform) }
     }
     return next
   }
@@ -474,9 +520,44 @@ public final class ResultPromise<Success: Sendable, Failure: Error>: @unchecked 
     if let result = other._lock.withLock({ other._result }) {
       fulfil(with: result)
     } else {
-      other.await { self.fulfil(with: $0) }
+      other._await { self.fulfil(with: $0) }
     }
   }
+}
+
+// `Sendable` when the value is: the state is guarded as described at the top of the class, and a
+// `Sendable` value may be read by any thread.
+extension ResultPromise: @unchecked Sendable where Success: Sendable {}
+
+extension ResultPromise where Success: Sendable {
+  /// Creates a pending promise and hands its `fulfil` function to `start`, which wraps a
+  /// completion-handler API.
+  ///
+  /// ```swift
+  /// let user = ResultPromise<User, StoreError> { done in store.load(id, completion: done) }
+  /// ```
+  ///
+  /// `fulfil` can be passed straight to a `@Sendable` or `@MainActor @Sendable` completion parameter.
+  /// `start` runs synchronously, before the initialiser returns. `fulfil` may be called from any
+  /// thread, at any time; only its first call has an effect. The closure keeps the promise alive until
+  /// it is released, and a promise whose `fulfil` is dropped uncalled is reported like one made
+  /// with ``init()``.
+  /// - Parameter start: Starts the work and arranges for `fulfil` to be called with its outcome.
+  @inlinable public convenience init(
+    _ start: (_ fulfil: @escaping @Sendable (Result<Success, Failure>) -> Void) -> Void
+  ) {
+    self.init()
+    start { self.fulfil(with: $0) }
+  }
+}
+
+/// Carries a promise into the `fulfil` closure of `init(_ start:)` for a non-`Sendable` value.
+///
+/// `@unchecked Sendable`: the closure only calls `fulfil(with:)`, which is thread-safe, with a result the
+/// caller has given up (`sending`); it reads nothing else of the promise.
+@usableFromInline struct _SendingHandle<Success, Failure: Error>: @unchecked Sendable {
+  @usableFromInline let promise: ResultPromise<Success, Failure>
+  @inlinable init(_ promise: ResultPromise<Success, Failure>) { self.promise = promise }
 }
 
 extension ResultPromise where Success == Void {
@@ -494,6 +575,11 @@ extension ResultPromise where Success == Void {
 }
 
 // MARK: - Delivery machinery (internal)
+
+/// A waiting observer as the promise stores it. Not `@Sendable`: the public API takes `@Sendable`
+/// closures where they may run on another thread; the library's own observers capture the promises of
+/// a chain, which are `Sendable` only when their values are.
+@usableFromInline typealias _Observer<Success, Failure: Error> = (Result<Success, Failure>) -> Void
 
 /// A promise's outcome: pending, or settled one way or the other.
 @usableFromInline enum _Outcome<Success, Failure: Error> {
@@ -515,7 +601,10 @@ extension ResultPromise where Success == Void {
 /// `run` is a closure literal written in `@inlinable` code, so the client specialises it and, with no
 /// generic context left to capture, it needs no allocation. (A protocol witness would run the
 /// library's unspecialised generic code instead, which costs several times more per delivery.)
-@usableFromInline struct _Job {
+///
+/// `@unchecked Sendable`: a job is run once, by the one thread or queue it is handed to. Only promises
+/// made by `receive(on:)`, whose values are `Sendable`, hand jobs to a queue.
+@usableFromInline struct _Job: @unchecked Sendable {
   @usableFromInline let target: AnyObject
   @usableFromInline let run: (AnyObject) -> Void
 
@@ -546,19 +635,19 @@ extension ResultPromise {
     // allocations per delivery. `consume` ends the locals here, so the result holds the only references.
     let first = _first
     _first = nil
-    var more: [@Sendable (Result<Success, Failure>) -> Void] = []
+    var more: [_Observer<Success, Failure>] = []
     swap(&more, &_more)
     return _Observers(first: consume first, more: consume more)
   }
 }
 
 /// An observer registered on a settled promise from inside a callback, waiting in the queue.
-@usableFromInline final class _LateObserver<Success: Sendable, Failure: Error> {
-  @usableFromInline let observer: @Sendable (Result<Success, Failure>) -> Void
+@usableFromInline final class _LateObserver<Success, Failure: Error> {
+  @usableFromInline let observer: _Observer<Success, Failure>
   @usableFromInline let result: Result<Success, Failure>
 
   @inlinable init(
-    _ observer: @escaping @Sendable (Result<Success, Failure>) -> Void, _ result: Result<Success, Failure>
+    _ observer: @escaping _Observer<Success, Failure>, _ result: Result<Success, Failure>
   ) {
     self.observer = observer
     self.result = result
@@ -573,14 +662,11 @@ extension ResultPromise {
 }
 
 /// Observers taken from a promise deallocated while pending, kept alive until the graveyard frees them.
-@usableFromInline struct _Observers<Success: Sendable, Failure: Error> {
-  @usableFromInline let first: (@Sendable (Result<Success, Failure>) -> Void)?
-  @usableFromInline let more: [@Sendable (Result<Success, Failure>) -> Void]
+@usableFromInline struct _Observers<Success, Failure: Error> {
+  @usableFromInline let first: _Observer<Success, Failure>?
+  @usableFromInline let more: [_Observer<Success, Failure>]
 
-  @inlinable init(
-    first: (@Sendable (Result<Success, Failure>) -> Void)?,
-    more: [@Sendable (Result<Success, Failure>) -> Void]
-  ) {
+  @inlinable init(first: _Observer<Success, Failure>?, more: [_Observer<Success, Failure>]) {
     self.first = first
     self.more = more
   }

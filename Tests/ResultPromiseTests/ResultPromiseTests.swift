@@ -97,8 +97,10 @@ struct ResultPromiseTests {
 
   @Test("thenAsync adopts a promise that settles later on another thread")
   func thenAsyncAdoptsLaterPromise() async {
-    let promise = ResultPromise<Int, TestError>(value: 20).thenAsync { self.later(.success($0 + 1)) }
+    let inner = ResultPromise<Int, TestError>()
+    let promise = ResultPromise<Int, TestError>(value: 20).thenAsync { _ in inner }
     #expect(promise.isPending)
+    DispatchQueue.global().async { inner.succeed(21) }
     #expect(await outcome(of: promise) == .success(21))
   }
 
@@ -181,5 +183,18 @@ struct ResultPromiseTests {
     load().then { .success($0 + 1) }.recover { _ in Result<Int, AppError>.success(0) }.map { $0 * 2 }
       .map { "\($0)" }.await(results.append)
     #expect(results.values == [.success("4"), .success("4")])
+  }
+
+  @Test("a promise of a non-Sendable value is settled from another thread through the sending fulfil")
+  func nonSendableValueThroughSendingFulfil() async {
+    let promise = ResultPromise<Model, TestError> { done in
+      DispatchQueue.global().async {
+        let model = Model(name: "ada")
+        model.revisions = 2
+        done(.success(model))
+      }
+    }
+    let summary = promise.map { model in "\(model.name) r\(model.revisions)" }
+    #expect(await outcome(of: summary) == .success("ada r2"))
   }
 }

@@ -64,4 +64,23 @@ struct TypedErrorTests {
     }
     #expect(outcome.values == ["corrupt"])
   }
+
+  @Test("recover keeps the error type when a multi-statement closure does not name one")
+  func recoverKeepsErrorType() {
+    let logged = Log<TestError>()
+    let outcome = Log<Result<Int, TestError>>()
+    let recovered = ResultPromise<Int, TestError>(error: .boom).recover { error in
+      logged.append(error)
+      return .success(0)
+    }
+    #expect(type(of: recovered) == ResultPromise<Int, TestError>.self)
+    recovered.await(outcome.append)
+    // Naming another error type still changes it, as before.
+    let changed = ResultPromise<Int, TestError>(error: .boom).recover { _ in
+      Result<Int, AppError>.failure(.offline)
+    }
+    #expect(type(of: changed) == ResultPromise<Int, AppError>.self)
+    #expect(logged.values == [.boom])
+    #expect(outcome.values == [.success(0)])
+  }
 }
