@@ -2,7 +2,7 @@ import Dispatch
 import ResultPromise
 import Testing
 
-// Uses the library the way app code does, from `@MainActor`: chain, hop to the main queue, await.
+// Uses the library the way app code does, from `@MainActor`: chain on the main actor, or await.
 // This file compiles in Swift 6 mode with complete checking and no warnings; that is half the test.
 
 /// A service with a completion-handler API, as apps have.
@@ -33,18 +33,15 @@ struct ProfileService: Sendable {
     }
   }
 
-  /// Callback style: hop to the main queue, then touch main-actor state.
-  func loadWithCallbacks(id: Int, done: @escaping @MainActor @Sendable () -> Void) {
+  /// Callback style: the chain's closures run on the main actor and touch its state directly.
+  func loadWithCallbacks(id: Int, done: @escaping @MainActor () -> Void) {
     isLoading = true
-    service.name(id: id)
+    service.name(id: id).onMainActor
       .map { $0.uppercased() }
-      .receive(on: .main)
       .always { result in
-        MainActor.assumeIsolated {
-          self.isLoading = false
-          self.title = (try? result.get()) ?? "Failed"
-          done()
-        }
+        self.isLoading = false
+        self.title = (try? result.get()) ?? "Failed"
+        done()
       }
   }
 }
@@ -61,7 +58,7 @@ struct ProfileService: Sendable {
     #expect(!model.isLoading)
   }
 
-  @Test("a main-actor view model receives a chain on the main queue and updates its state there")
+  @Test("a main-actor view model chains on the main actor and updates its state in the closures")
   func callbacksOnMainQueue() async {
     let model = ProfileViewModel()
     await withCheckedContinuation { continuation in

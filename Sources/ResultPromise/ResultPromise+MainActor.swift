@@ -1,0 +1,400 @@
+// Main actor: the chain with `@MainActor` closures, for app code.
+//
+// App code runs on the main actor, and its callbacks touch main-actor state and objects that are not
+// `Sendable` — which the `@Sendable` callbacks of `ResultPromise` may not. `promise.onMainActor` is a
+// view of the same promise whose operations take `@MainActor` closures instead.
+//
+// How a closure gets to the main actor: each one is an ordinary observer of the underlying promise.
+// When it is called on the main actor (the main thread, or a block on the main queue, which on Linux
+// after `dispatchMain()` runs on another thread), it runs at once, as any observer does. Otherwise it
+// is sent to the main queue, one hop. The main queue runs blocks first in, first out; and while a hop of
+// a promise is waiting there, its later main-actor observers hop too instead of running at once — so
+// they never overtake it. This file needs only the core file beside it.
+
+import Dispatch
+
+extension ResultPromise {
+  /// A view of this promise whose closures run on the main actor.
+  ///
+  /// ```swift
+  /// @MainActor func showBand(id: Band.ID) {
+  ///     store.band(id).onMainActor
+  ///         .then { band in band.refreshed(in: context) }   // touches a non-Sendable model object
+  ///         .await { result in self.state = .loaded(result) }   // touches main-actor state
+  /// }
+  /// ```
+  ///
+  /// Reading it is cheap and allowed from any isolation; the operations of the view are `@MainActor`.
+  public var onMainActor: MainActorPromise<Success, Failure> {
+    MainActorPromise(self)
+  }
+}
+
+/// A promise seen from the main actor: the same operations as ``ResultPromise``, with `@MainActor`
+/// closures that may touch main-actor state and capture objects that are not `Sendable`.
+///
+/// ```swift
+/// @MainActor final class BandViewModel {
+///     var title = ""
+///     func load(_ id: Int) {
+///         store.band(id).onMainActor
+///             .map { band in band.name }
+///             .await { result in self.title = (try? result.get()) ?? "Unavailable" }
+///     }
+/// }
+/// ```
+///
+/// Get one with ``ResultPromise/onMainActor`` and get back with ``promise`` (to return, combine or
+/// await the underlying promise). Each operation returns a `MainActorPromise`, so the whole chain stays on
+/// the main actor.
+///
+/// ## Where the closures run
+/// Always on the main actor, exactly once each, in the order they were added:
+/// - If the promise settles on the main actor (the main thread, or a block on the main queue), or has
+///   already settled when a closure is added there, the closure runs synchronously, like any observer of a
+///   ``ResultPromise``: before the outermost `fulfil` or the adding call returns, with work set off inside
+///   it queued behind it.
+/// - Otherwise it is delivered by one hop to the main queue. Closures added to the same promise later,
+///   while such a hop is still waiting, hop behind it rather than overtake it.
+///
+/// Only `value` and `result` suspend; nothing else blocks.
+public struct MainActorPromise<Success, Failure: Error> {
+  /// The underlying promise: return it, combine it, or observe it from other threads.
+  ///
+  /// ```swift
+  /// func refresh(_ band: Band) -> ResultPromise<Band, StoreError> {
+  ///     api.update(band.snapshot).onMainActor.map { saved in band.apply(saved) }.promise
+  /// }
+  /// ```
+  public let promise: ResultPromise<Success, Failure>
+
+  /// A main-actor view of `promise`; the same as `promise.onMainActor`.
+  ///
+  /// ```swift
+  /// let view = MainActorPromise(store.band(id))
+  /// ```
+  /// - Parameter promise: The promise to observe and chain from the main actor.
+  public init(_ promise: ResultPromise<Success, Failure>) {
+    self.promise = promise
+  }
+}
+
+extension MainActorPromise: Sendable where Success: Sendable {}
+
+@MainActor
+extension MainActorPromise {
+  // MARK: Observing
+
+  /// Registers `observer` to receive the result on the main actor, exactly once.
+  ///
+  /// ```swift
+  /// store.band(id).onMainActor.await { result in self.band = try? result.get() }
+  /// ```
+  /// - Parameter observer: Receives the result on the main actor.
+  public func `await`(_ observer: @escaping @MainActor (Result<Success, Failure>) -> Void) {
+    _observe(observer)
+  }
+
+  /// Runs `body` with the value on the main actor if the promise succeeds.
+  ///
+  /// ```swift
+  /// store.band(id).onMainActor.onSuccess { band in self.title = band.name }
+  /// ```
+  /// - Parameter body: Called with the success value, at most once.
+  /// - Returns: This view, so that more observers can be chained.
+  @discardableResult
+  public func onSuccess(_ body: @escaping @MainActor (Success) -> Void) -> Self {
+    _observe { if case .success(let value) = $0 { body(value) } }
+    return self
+  }
+
+  /// Runs `body` with the error on the main actor if the promise fails.
+  ///
+  /// ```swift
+  /// store.band(id).onMainActor.onFailure { error in self.alert = error.localizedDescription }
+  /// ```
+  /// - Parameter body: Called with the failure, at most once.
+  /// - Returns: This view, so that more observers can be chained.
+  @discardableResult
+  public func onFailure(_ body: @escaping @MainActor (Failure) -> Void) -> Self {
+    _observe { if case .failure(let error) = $0 { body(error) } }
+    return self
+  }
+
+  /// Runs `body` on the main actor on either outcome, then passes the same result on.
+  ///
+  /// ```swift
+  /// isLoading = true
+  /// store.band(id).onMainActor
+  ///     .always { _ in self.isLoading = false }
+  ///     .onSuccess { band in self.show(band) }
+  /// ```
+  /// - Parameter body: Called with the result, exactly once.
+  /// - Returns: A view of a promise that settles like this one, after `body` has run.
+  @discardableResult
+  public func always(
+    _ body: @escaping @MainActor (Result<Success, Failure>) -> Void
+  ) -> MainActorPromise<Success, Failure> {
+    _chain { result, next in
+      body(result)
+      next.fulfil(with: result)
+    }
+  }
+
+  // MARK: Chaining
+
+  /// Continues on the main actor with a synchronous step that may fail.
+  ///
+  /// ```swift
+  /// bootstrap().onMainActor.then { _ in context.fetchBand(id) }   // Result<Band, StoreError>
+  /// ```
+  /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
+  /// - Returns: A view of a promise of the step's result.
+  public func then<NewSuccess>(
+    _ transform: @escaping @MainActor (Success) -> Result<NewSuccess, Failure>
+  ) -> MainActorPromise<NewSuccess, Failure> {
+    _chain { result, next in next.fulfil(with: result.flatMap(transform)) }
+  }
+
+  /// Continues on the main actor with a step that returns another promise, and adopts its outcome.
+  ///
+  /// ```swift
+  /// fetched.thenAsync { band in
+  ///     band.otherNames.append(alias)
+  ///     return api.update(band)   // ResultPromise<Band, StoreError>
+  /// }
+  /// ```
+  /// - Parameter transform: Called with the success value; the promise it returns settles the result.
+  /// - Returns: A view of a promise that settles like the one `transform` returns (or with this failure).
+  public func thenAsync<NewSuccess>(
+    _ transform: @escaping @MainActor (Success) -> ResultPromise<NewSuccess, Failure>
+  ) -> MainActorPromise<NewSuccess, Failure> {
+    _chain { result, next in next._adopt(result, then: transform) }
+  }
+
+  /// Transforms the success value on the main actor.
+  ///
+  /// ```swift
+  /// store.band(id).onMainActor.map { band in band.name }
+  /// ```
+  /// - Parameter transform: Called with the success value.
+  /// - Returns: A view of a promise of the transformed value.
+  public func map<NewSuccess>(
+    _ transform: @escaping @MainActor (Success) -> NewSuccess
+  ) -> MainActorPromise<NewSuccess, Failure> {
+    _chain { result, next in next.fulfil(with: result.map(transform)) }
+  }
+
+  // Disfavoured for the same reason as `ResultPromise.map(_:)`'s typed-throws overload: otherwise a
+  // non-throwing closure makes Swift infer `Failure == Never`.
+  /// Transforms the success value on the main actor with a step that may throw `Failure`.
+  ///
+  /// ```swift
+  /// store.band(id).onMainActor.map { (band) throws(StoreError) -> URL in
+  ///     guard let url = band.website else { throw .missing }
+  ///     return url
+  /// }
+  /// ```
+  /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
+  /// - Returns: A view of a promise of the transformed value or the thrown error.
+  @_disfavoredOverload
+  public func map<NewSuccess>(
+    _ transform: @escaping @MainActor (Success) throws(Failure) -> NewSuccess
+  ) -> MainActorPromise<NewSuccess, Failure> {
+    _chain { result, next in next.fulfil(with: ResultPromise._map(result, transform)) }
+  }
+
+  /// Transforms the failure on the main actor.
+  ///
+  /// ```swift
+  /// store.band(id).onMainActor.mapError { _ in AppError.offline }
+  /// ```
+  /// - Parameter transform: Called with the failure.
+  /// - Returns: A view of a promise with the same success value or the transformed failure.
+  public func mapError<NewFailure>(
+    _ transform: @escaping @MainActor (Failure) -> NewFailure
+  ) -> MainActorPromise<Success, NewFailure> {
+    _chain { result, next in next.fulfil(with: result.mapError(transform)) }
+  }
+
+  // MARK: Recovering
+
+  /// Handles a failure on the main actor, maybe turning it into a success.
+  ///
+  /// ```swift
+  /// remote.band(id).onMainActor.recover { _ in context.cachedBand(id) }   // Result<Band, AppError>
+  /// ```
+  /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
+  /// - Returns: A view of a promise of the success value or the recovery's result.
+  public func recover<NewFailure>(
+    _ transform: @escaping @MainActor (Failure) -> Result<Success, NewFailure>
+  ) -> MainActorPromise<Success, NewFailure> {
+    _chain { result, next in next.fulfil(with: result.flatMapError(transform)) }
+  }
+
+  /// Handles a failure on the main actor, keeping the error type.
+  ///
+  /// ```swift
+  /// remote.band(id).onMainActor.recover { error in
+  ///     self.log(error)
+  ///     return .success(Band.placeholder(in: context))
+  /// }
+  /// ```
+  /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
+  /// - Returns: A view of a promise of the success value or the recovery's result.
+  public func recover(
+    _ transform: @escaping @MainActor (Failure) -> Result<Success, Failure>
+  ) -> MainActorPromise<Success, Failure> {
+    _chain { result, next in next.fulfil(with: result.flatMapError(transform)) }
+  }
+
+  /// Handles a failure on the main actor with a step that returns another promise.
+  ///
+  /// ```swift
+  /// context.band(id).onMainActor.recoverAsync { _ in remote.band(id) }
+  /// ```
+  /// - Parameter transform: Called with the failure; the promise it returns settles the result.
+  /// - Returns: A view of a promise of the success value or the outcome of the promise `transform`
+  ///   returns.
+  public func recoverAsync<NewFailure>(
+    _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, NewFailure>
+  ) -> MainActorPromise<Success, NewFailure> {
+    _chain { result, next in next._adopt(result, recovering: transform) }
+  }
+
+  // MARK: Swift Concurrency
+
+  /// The result, awaited on the main actor.
+  ///
+  /// ```swift
+  /// switch await store.band(id).onMainActor.result {
+  /// case .success(let band): show(band)
+  /// case .failure(let error): show(error)
+  /// }
+  /// ```
+  ///
+  /// Cancelling the awaiting task does not end the wait; it resumes when the promise settles.
+  public var result: Result<Success, Failure> {
+    get async {
+      await withCheckedContinuation { continuation in
+        _observe { continuation.resume(returning: _MainActorResult($0)) }
+      }.result
+    }
+  }
+
+  /// The success value, awaited on the main actor; throws the failure.
+  ///
+  /// ```swift
+  /// let band = try await store.band(id).onMainActor.value
+  /// ```
+  ///
+  /// Cancelling the awaiting task does not end the wait; it resumes when the promise settles.
+  public var value: Success {
+    get async throws(Failure) { try await result.get() }
+  }
+
+  // MARK: Internals
+
+  /// Runs `observer` on the main actor with the result: at once if called there and no earlier hop of
+  /// this promise is waiting, otherwise by a hop to the main queue.
+  func _observe(_ observer: @escaping @MainActor (Result<Success, Failure>) -> Void) {
+    let promise = self.promise
+    promise._await { result in
+      if _MainQueue.runsNow(for: promise) {
+        MainActor.assumeIsolated { observer(result) }
+      } else {
+        _MainQueue.hop(_MainActorJob(promise) { observer(result) })
+      }
+    }
+  }
+
+  /// Chains a step: `step` gets the result and the next promise, and settles it, on the main actor.
+  func _chain<NewSuccess, NewFailure>(
+    _ step: @escaping @MainActor (Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
+  ) -> MainActorPromise<NewSuccess, NewFailure> {
+    let next = ResultPromise<NewSuccess, NewFailure>(_result: nil, reportsBroken: false)
+    _observe { step($0, next) }
+    return MainActorPromise<NewSuccess, NewFailure>(next)
+  }
+}
+
+extension MainActorPromise where Failure == Never {
+  /// The success value, awaited on the main actor; no `try`, since the promise cannot fail.
+  ///
+  /// ```swift
+  /// let count = await counter.onMainActor.value
+  /// ```
+  @MainActor public var value: Success {
+    get async { await result.get() }
+  }
+}
+
+// MARK: - Hops to the main queue (internal)
+
+/// Work to run on the main actor, carried to the main queue.
+///
+/// `@unchecked Sendable`: it is created where a promise delivers, handed to the main queue, and run and
+/// released there once; the closure it carries is `@MainActor`, so it only ever runs on the main actor.
+/// The result it captures is handed over: the promise's other observers are `@Sendable` callbacks, which
+/// cannot keep it.
+final class _MainActorJob: @unchecked Sendable {
+  /// The promise whose observer this is; retained until the job has run, so its identifier is not reused.
+  let promise: AnyObject
+  let run: @MainActor () -> Void
+  init(_ promise: AnyObject, _ run: @escaping @MainActor () -> Void) {
+    self.promise = promise
+    self.run = run
+  }
+}
+
+/// A result carried to a task on the main actor. `@unchecked Sendable` for the reason `_MainActorJob`
+/// is: it is made on the main actor and read by a task awaiting there.
+struct _MainActorResult<Success, Failure: Error>: @unchecked Sendable {
+  let result: Result<Success, Failure>
+  init(_ result: Result<Success, Failure>) { self.result = result }
+}
+
+/// Whether code is on the main queue, and the hops to it that are still waiting, per promise.
+enum _MainQueue {
+  /// Marks the main queue, so that `DispatchQueue.getSpecific` tells whether code runs on it.
+  static let key: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+  }()
+
+  /// The number of hops still waiting on the main queue, by promise.
+  static let waiting = _WaitingHops()
+
+  /// Whether an observer of `promise` may run now: on the main actor, with no hop of it waiting.
+  static func runsNow(for promise: AnyObject) -> Bool {
+    DispatchQueue.getSpecific(key: key) == true && waiting.count(for: promise) == 0
+  }
+
+  /// Runs `job` on the main queue, after every hop already waiting there.
+  static func hop(_ job: _MainActorJob) {
+    waiting.add(1, for: job.promise)
+    DispatchQueue.main.async {
+      waiting.add(-1, for: job.promise)
+      MainActor.assumeIsolated { _Trampoline.current.runAsCallback(job.run) }
+    }
+  }
+}
+
+/// The count of waiting hops per promise, guarded by a lock.
+final class _WaitingHops: @unchecked Sendable {
+  // @unchecked Sendable: `counts` is only read and written while the lock is held.
+  private var counts: [ObjectIdentifier: Int] = [:]
+
+  func count(for promise: AnyObject) -> Int {
+    _Lock(for: self).withLock { counts[ObjectIdentifier(promise)] ?? 0 }
+  }
+
+  func add(_ delta: Int, for promise: AnyObject) {
+    _Lock(for: self).withLock {
+      let id = ObjectIdentifier(promise)
+      let count = (counts[id] ?? 0) + delta
+      counts[id] = count == 0 ? nil : count
+    }
+  }
+}

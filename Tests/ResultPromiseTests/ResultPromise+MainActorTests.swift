@@ -1,0 +1,218 @@
+import Dispatch
+import Foundation
+import ResultPromise
+import Testing
+
+/// A model object that is not `Sendable`, as Core Data objects and mutable model classes are not.
+final class Model {
+  var name: String
+  var revisions = 0
+  init(name: String) { self.name = name }
+}
+
+/// Whether the caller runs on the main queue (or on the main thread with the main queue current).
+private let mainQueueKey: DispatchSpecificKey<Bool> = {
+  let key = DispatchSpecificKey<Bool>()
+  DispatchQueue.main.setSpecific(key: key, value: true)
+  return key
+}()
+func isOnMainQueue() -> Bool { DispatchQueue.getSpecific(key: mainQueueKey) == true }
+
+/// Runs `body` on a new thread and blocks the caller until it has finished, so that anything `body` sends
+/// to the main queue cannot run before this returns.
+func onOtherThreadBlocking(_ body: @escaping @Sendable () -> Void) {
+  let done = DispatchSemaphore(value: 0)
+  Thread {
+    body()
+    done.signal()
+  }.start()
+  done.wait()
+}
+
+/// Waits on the main actor until `condition` holds, letting the main queue run meanwhile.
+@MainActor func waitOnMainActor(until condition: @MainActor () -> Bool) async {
+  while !condition() { await Task.yield() }
+}
+
+@Suite("Main actor: onMainActor and MainActorPromise")
+@MainActor struct MainActorPromiseTests {
+  @Test("a closure runs synchronously when the promise settles on the main actor")
+  func synchronousWhenSettledOnMainActor() {
+    let promise = ResultPromise<Int, TestError>()
+    var seen: [Int] = []
+    promise.onMainActor.await { seen.append((try? $0.get()) ?? -1) }
+    #expect(seen.isEmpty)
+    promise.succeed(7)
+    #expect(seen == [7])
+  }
+
+  @Test("a closure added on the main actor to a settled promise runs before the call returns")
+  func synchronousWhenAlreadySettled() {
+    let model = Model(name: "Ada")
+    var names: [String] = []
+    ResultPromise<Model, TestError>(value: model).onMainActor
+      .map { $0.name }
+      .onSuccess { names.append($0) }
+    #expect(names == ["Ada"])
+  }
+
+  @Test("a promise settled on another thread delivers by one hop to the main queue, not on that thread")
+  func hopWhenSettledElsewhere() async {
+    let promise = ResultPromise<Int, TestError>()
+    var runs: [Bool] = []
+    promise.onMainActor.await { _ in runs.append(isOnMainQueue()) }
+    onOtherThreadBlocking { promise.succeed(1) }
+    #expect(runs.isEmpty, "the closure must wait for the main queue, which this test is holding")
+    await waitOnMainActor { !runs.isEmpty }
+    #expect(runs == [true])
+  }
+
+  @Test("closures of one promise keep their order across a hop, also one added while the hop waits")
+  func orderAcrossHops() async {
+    let promise = ResultPromise<Int, TestError>()
+    var order: [String] = []
+    promise.onMainActor.await { _ in order.append("A") }
+    promise.onMainActor.map { $0 }.await { _ in order.append("A'") }
+    promise.onMainActor.await { _ in order.append("B") }
+    onOtherThreadBlocking { promise.succeed(1) }
+    // Settled, its hops waiting: this one must queue behind them, not run now.
+    promise.onMainActor.await { _ in order.append("C") }
+    #expect(order.isEmpty)
+    await waitOnMainActor { order.count == 4 }
+    #expect(order == ["A", "A'", "B", "C"])
+    // With no hop waiting any more, a closure on the settled promise runs at once again.
+    promise.onMainActor.await { _ in order.append("D") }
+    #expect(order.last == "D")
+  }
+
+  @Test("work set off inside a main-actor closure is queued behind it, first in first out")
+  func reentrancyIsFIFO() {
+    let first = ResultPromise<Int, TestError>()
+    let second = ResultPromise<Int, TestError>()
+    var log: [String] = []
+    second.onMainActor.await { _ in log.append("second") }
+    first.onMainActor.await { _ in
+      log.append("first begins")
+      #expect(second.succeed(2))
+      log.append("first ends")
+    }
+    first.onMainActor.await { _ in log.append("first, next observer") }
+    first.succeed(1)
+    #expect(log == ["first begins", "first ends", "first, next observer", "second"])
+  }
+
+  @Test("closures may capture non-Sendable objects and main-actor state, and chain through every operator")
+  func everyOperatorOnNonSendableValues() async throws {
+    var steps: [String] = []
+    // The one way to settle a promise of a non-Sendable value from another thread: `done` takes it `sending`.
+    let promise = ResultPromise<Model, TestError> { done in
+      DispatchQueue.global().async { done(.success(Model(name: "ada"))) }
+    }
+    let chained = promise.onMainActor
+      .then { model -> Result<Model, TestError> in
+        model.revisions += 1
+        return .success(model)
+      }
+      .thenAsync { model in ResultPromise(value: model) }
+      .map { model in model.name.capitalized }
+      .map { (name) throws(TestError) -> String in
+        guard !name.isEmpty else { throw .boom }
+        return name + "!"
+      }
+      .then { _ in Result<String, TestError>.failure(.boom) }
+      .mapError { _ in AppError.offline }
+      .recover { _ in Result<String, AppError>.success("recovered") }
+      .then { _ in Result<String, AppError>.failure(.offline) }
+      .recoverAsync { _ in ResultPromise<String, TestError>(value: "adopted") }
+      .always { _ in steps.append("always") }
+      .onSuccess { steps.append("success \($0)") }
+      .onFailure { _ in steps.append("failure") }
+    #expect(try await chained.value == "adopted")
+    #expect(steps == ["always", "success adopted"])
+  }
+
+  @Test("value and result await on the main actor; a promise that cannot fail needs no try")
+  func awaitingFromMainActor() async {
+    let failing = ResultPromise<Model, TestError> { done in
+      DispatchQueue.global().async { done(.failure(.other(3))) }
+    }
+    #expect(await failing.onMainActor.result.map(\.name) == .failure(.other(3)))
+    let never = ResultPromise<Int, Never>()
+    DispatchQueue.global().async { never.succeed(5) }
+    #expect(await never.onMainActor.value == 5)
+  }
+
+  @Test("recover keeps the error type when the closure does not name one")
+  func recoverKeepsErrorType() async {
+    let remote = ResultPromise<Int, TestError>(error: .boom)
+    var logged: [TestError] = []
+    let view = remote.onMainActor.recover { error in
+      logged.append(error)
+      return .success(0)
+    }
+    #expect(type(of: view) == MainActorPromise<Int, TestError>.self)
+    #expect(await view.result == .success(0))
+    #expect(logged == [.boom])
+  }
+
+  @Test("every main-actor closure runs exactly once when settles race on many threads", arguments: [0, 1])
+  func exactlyOnceUnderRacingSettles(settledOnMainToo: Int) async {
+    let trials = 300
+    var runs = Array(repeating: 0, count: trials)
+    for trial in 0..<trials {
+      let promise = ResultPromise<Int, TestError>()
+      promise.onMainActor.map { $0 + 1 }.await { _ in runs[trial] += 1 }
+      promise.onMainActor.await { _ in runs[trial] += 1 }
+      DispatchQueue.concurrentPerform(iterations: 4) { promise.succeed($0) }
+      if settledOnMainToo == 1 { promise.succeed(99) }
+    }
+    await waitOnMainActor { runs.allSatisfy { $0 == 2 } }
+    #expect(runs == Array(repeating: 2, count: trials))
+  }
+
+  @Test("a chain's closures are released once they have run, and a view keeps nothing alive")
+  func noLeaks() async {
+    weak var captured: Tracked?
+    weak var root: ResultPromise<Int, TestError>?
+    var done = false
+    do {
+      let tracked = Tracked()
+      captured = tracked
+      let promise = ResultPromise<Int, TestError>()
+      root = promise
+      promise.onMainActor.map { value in
+        _ = tracked
+        return value
+      }.await { _ in done = true }
+      onOtherThreadBlocking { promise.succeed(1) }
+    }
+    await waitOnMainActor { done }
+    // The hop's block may still be finishing on the main queue; let it end.
+    await Task.yield()
+    #expect(captured == nil)
+    #expect(root == nil)
+  }
+
+  @Test("a 1,000,000-step main-actor chain settled on the main actor resolves in constant stack depth")
+  func millionStepsSettledOnMainActor() {
+    let root = ResultPromise<Int, TestError>()
+    var tail = root.onMainActor
+    for _ in 0..<1_000_000 { tail = tail.map { $0 + 1 } }
+    var result: Int?
+    tail.await { result = try? $0.get() }
+    root.succeed(0)
+    #expect(result == 1_000_000)
+  }
+
+  @Test("a 1,000,000-step main-actor chain settled off the main actor resolves in constant stack depth")
+  func millionStepsSettledElsewhere() async {
+    let root = ResultPromise<Int, TestError>()
+    var tail = root.onMainActor
+    for _ in 0..<1_000_000 { tail = tail.then { .success($0 + 1) } }
+    var result: Int?
+    tail.await { result = try? $0.get() }
+    onOtherThreadBlocking { root.succeed(0) }
+    await waitOnMainActor { result != nil }
+    #expect(result == 1_000_000)
+  }
+}
