@@ -64,3 +64,47 @@ let id = 1
 let ids = [1, 2, 3]
 
 func show(_ value: Any) {}
+
+// App code (the *Using ResultPromise in App Code* article): a persistence layer in the shape of Core
+// Data, whose objects are not Sendable, and a server reached through completion handlers.
+
+/// A model object that is not `Sendable`, as Core Data objects are not.
+final class Band {
+  let id: Int
+  var name: String
+  var otherNames: [String] = []
+  init(id: Int, name: String) {
+    self.id = id
+    self.name = name
+  }
+  /// A `Sendable` copy, to send to the server.
+  var snapshot: BandSnapshot { BandSnapshot(id: id, name: name, otherNames: otherNames) }
+  func apply(_ snapshot: BandSnapshot) { otherNames = snapshot.otherNames }
+}
+
+struct BandSnapshot: Sendable {
+  var id: Int
+  var name: String
+  var otherNames: [String]
+}
+
+/// The main-actor context that hands out `Band`s (like a main-queue `NSManagedObjectContext`).
+final class StoreContext {
+  func fetchBand(id: Int) -> Result<Band, AppError> { .success(Band(id: id, name: "The Beatles")) }
+  func save() -> Result<Void, AppError> { .success(()) }
+  func placeholder() -> Band { Band(id: 0, name: "Unknown") }
+}
+
+/// The server, reached through completion handlers that call back on a background queue.
+struct BandAPI: Sendable {
+  func bootstrap(completion: @escaping @Sendable (Result<Void, AppError>) -> Void) {
+    DispatchQueue.global().async { completion(.success(())) }
+  }
+  func update(_ band: BandSnapshot, completion: @escaping @Sendable (Result<BandSnapshot, AppError>) -> Void) {
+    DispatchQueue.global().async { completion(.success(band)) }
+  }
+}
+
+let bandAPI = BandAPI()
+@MainActor let context = StoreContext()
+func log(_ value: Any) {}

@@ -143,7 +143,9 @@ public final class ResultPromise<Success, Failure: Error> {
   /// let one = ResultPromise<Int, MyError>(value: 1)
   /// ```
   /// - Parameter value: The success value.
-  @inlinable public convenience init(value: Success) {
+  // Disfavoured because a trailing closure also matches `value:` (a closure is a possible `Success`):
+  // where the value type is inferred, `ResultPromise { done in … }` must mean `init(_ start:)`.
+  @inlinable @_disfavoredOverload public convenience init(value: Success) {
     self.init(.success(value))
   }
 
