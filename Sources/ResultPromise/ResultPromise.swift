@@ -137,14 +137,14 @@ public final class ResultPromise<Success, Failure: Error> {
     self.init(_result: result, reportsBroken: false)
   }
 
+  // Disfavoured because a trailing closure also matches `value:` (a closure is a possible `Success`):
+  // where the value type is inferred, `ResultPromise { done in … }` must mean `init(_ start:)`.
   /// Creates a promise that has already succeeded with `value`.
   ///
   /// ```swift
   /// let one = ResultPromise<Int, MyError>(value: 1)
   /// ```
   /// - Parameter value: The success value.
-  // Disfavoured because a trailing closure also matches `value:` (a closure is a possible `Success`):
-  // where the value type is inferred, `ResultPromise { done in … }` must mean `init(_ start:)`.
   @inlinable @_disfavoredOverload public convenience init(value: Success) {
     self.init(.success(value))
   }
