@@ -11,8 +11,9 @@ extension ResultPromise where Success: Sendable {
   ///
   /// **Cancellation:** awaiting does not end early when the awaiting task is cancelled; it resumes when
   /// the promise settles, as `Task.value` does. The promise's typed `Failure` has no room for a
-  /// `CancellationError`, and the work behind the promise is not the task's to cancel. To bound the wait,
-  /// await `promise.timeout(_:failure:).value`. Any number of tasks may await one promise; each resumes
+  /// `CancellationError`, and the work behind the promise is not the task's to cancel. To stop waiting
+  /// when the task is cancelled, use ``valueAbandoningOnCancel()``; to bound the wait, await
+  /// `promise.timeout(_:failure:).value`. Any number of tasks may await one promise; each resumes
   /// exactly once.
   @inlinable public var value: Success {
     get async throws(Failure) { try await result.get() }
@@ -28,8 +29,9 @@ extension ResultPromise where Success: Sendable {
   /// ```
   ///
   /// **Cancellation:** awaiting does not end early when the awaiting task is cancelled; it resumes when
-  /// the promise settles, as `Task.value` does. To bound the wait, use ``timeout(_:failure:)``. Any
-  /// number of tasks may await one promise; each resumes exactly once.
+  /// the promise settles, as `Task.value` does. To stop waiting when the task is cancelled, use
+  /// ``resultAbandoningOnCancel()``; to bound the wait, ``timeout(_:failure:)``. Any number of tasks may
+  /// await one promise; each resumes exactly once.
   @inlinable public var result: Result<Success, Failure> {
     get async {
       await withCheckedContinuation { continuation in
@@ -65,6 +67,102 @@ extension ResultPromise where Success: Sendable {
         self.fulfil(with: .failure(error))
       }
     }
+  }
+}
+
+extension ResultPromise where Success: Sendable {
+  /// The result, awaited from Swift Concurrency — unless the awaiting task is cancelled first.
+  ///
+  /// ```swift
+  /// .task {   // SwiftUI: the task is cancelled when the view goes away
+  ///     do {
+  ///         let result = try await store.load(id).resultAbandoningOnCancel()
+  ///         show(result)
+  ///     } catch {
+  ///         // the view went away before the result came; the load goes on for its other observers
+  ///     }
+  /// }
+  /// ```
+  ///
+  /// If the awaiting task is cancelled before the promise settles — or was cancelled before this call
+  /// — this returns at once by throwing `CancellationError`. Otherwise it returns like ``result``.
+  /// Cancellation only ends this wait: it never settles or changes the promise, which goes on for its
+  /// other observers and waiters, and the task is resumed exactly once, also when cancellation and
+  /// settlement race. After it returns, nothing of the task is kept; the promise keeps a small
+  /// observer until it settles or is released.
+  /// - Returns: The promise's result.
+  /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
+  public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
+    let wait = _AbandonableWait<Result<Success, Failure>>()
+    self.await { wait.finish($0) }
+    guard let result = await wait.value() else { throw CancellationError() }
+    return result
+  }
+
+  /// The success value, awaited from Swift Concurrency — unless the awaiting task is cancelled first.
+  ///
+  /// ```swift
+  /// func handle(_ request: Request) async throws -> Response {
+  ///     let user = try await users.load(request.userID).valueAbandoningOnCancel()   // the client may hang up
+  ///     return Response(user)
+  /// }
+  /// ```
+  ///
+  /// As ``resultAbandoningOnCancel()``, but returns the value and throws the failure.
+  /// - Returns: The success value.
+  /// - Throws: `CancellationError` if the task was cancelled before the promise settled, otherwise the
+  ///   promise's failure.
+  public func valueAbandoningOnCancel() async throws -> Success {
+    try await resultAbandoningOnCancel().get()
+  }
+}
+
+/// One waiter of an `…AbandoningOnCancel` call: resumed exactly once, by the promise's result or by the
+/// task's cancellation (`nil`), whichever comes first. It holds the task's continuation only until then.
+final class _AbandonableWait<Value: Sendable>: @unchecked Sendable {
+  // @unchecked Sendable: `state` is only read and written while the lock is held.
+  private enum State {
+    case waiting
+    case suspended(CheckedContinuation<Value?, Never>)
+    case finished(Value?)
+    case resumed
+  }
+  private var state = State.waiting
+
+  /// Suspends until `finish` is called (at once, if it already was); `nil` means cancelled.
+  func value() async -> Value? {
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let early: Value?? = _Lock(for: self).withLock {
+          guard case .finished(let value) = state else {
+            state = .suspended(continuation)
+            return nil
+          }
+          state = .resumed
+          return value
+        }
+        if let early { continuation.resume(returning: early) }
+      }
+    } onCancel: {
+      finish(nil)
+    }
+  }
+
+  /// Ends the wait with `value` (`nil`: cancelled), unless it has already ended.
+  func finish(_ value: Value?) {
+    let continuation: CheckedContinuation<Value?, Never>? = _Lock(for: self).withLock {
+      switch state {
+      case .waiting:
+        state = .finished(value)
+        return nil
+      case .suspended(let continuation):
+        state = .resumed
+        return continuation
+      case .finished, .resumed:
+        return nil
+      }
+    }
+    continuation?.resume(returning: value)
   }
 }
 

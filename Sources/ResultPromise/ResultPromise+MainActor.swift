@@ -9,7 +9,8 @@
 // after `dispatchMain()` runs on another thread), it runs at once, as any observer does. Otherwise it
 // is sent to the main queue, one hop. The main queue runs blocks first in, first out; and while a hop of
 // a promise is waiting there, its later main-actor observers hop too instead of running at once — so
-// they never overtake it. This file needs only the core file beside it.
+// they never overtake it. This file needs the core file beside it, and `ResultPromise+Concurrency.swift`
+// for the `…AbandoningOnCancel` pair.
 
 import Dispatch
 
@@ -273,7 +274,8 @@ extension MainActorPromise {
   /// }
   /// ```
   ///
-  /// Cancelling the awaiting task does not end the wait; it resumes when the promise settles.
+  /// Cancelling the awaiting task does not end the wait; it resumes when the promise settles. To stop
+  /// waiting when the task is cancelled, use ``resultAbandoningOnCancel()``.
   public var result: Result<Success, Failure> {
     get async {
       await withCheckedContinuation { continuation in
@@ -291,6 +293,41 @@ extension MainActorPromise {
   /// Cancelling the awaiting task does not end the wait; it resumes when the promise settles.
   public var value: Success {
     get async throws(Failure) { try await result.get() }
+  }
+
+  /// The result, awaited on the main actor — unless the awaiting task is cancelled first.
+  ///
+  /// ```swift
+  /// .task {   // SwiftUI: cancelled when the view goes away
+  ///     if let result = try? await store.band(id).onMainActor.resultAbandoningOnCancel() {
+  ///         self.band = try? result.get()
+  ///     }
+  /// }
+  /// ```
+  ///
+  /// As ``ResultPromise/resultAbandoningOnCancel()``: if the task is cancelled before the promise settles
+  /// (or was before the call), this throws `CancellationError` at once, leaving the promise untouched.
+  /// - Returns: The promise's result.
+  /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
+  public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
+    let wait = _AbandonableWait<_MainActorResult<Success, Failure>>()
+    _observe { wait.finish(_MainActorResult($0)) }
+    guard let delivered = await wait.value() else { throw CancellationError() }
+    return delivered.result
+  }
+
+  /// The success value, awaited on the main actor — unless the awaiting task is cancelled first.
+  ///
+  /// ```swift
+  /// let band = try await store.band(id).onMainActor.valueAbandoningOnCancel()
+  /// ```
+  ///
+  /// As ``resultAbandoningOnCancel()``, but returns the value and throws the failure.
+  /// - Returns: The success value.
+  /// - Throws: `CancellationError` if the task was cancelled before the promise settled, otherwise the
+  ///   promise's failure.
+  public func valueAbandoningOnCancel() async throws -> Success {
+    try await resultAbandoningOnCancel().get()
   }
 
   // MARK: Internals

@@ -104,6 +104,11 @@ public final class ResultPromise<Success, Failure: Error> {
   @usableFromInline let _reportsBroken: Bool
   /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
   @usableFromInline let _queue: DispatchQueue?
+  #if DEBUG
+    /// Where a user-created promise was made, for the broken-promise report. Debug builds only: release
+    /// builds spend no memory on it. Set once, before the promise is shared.
+    @usableFromInline var _origin: (file: StaticString, line: UInt)?
+  #endif
 
   @inlinable init(
     _result: Result<Success, Failure>?, reportsBroken: Bool, queue: DispatchQueue? = nil
@@ -122,9 +127,16 @@ public final class ResultPromise<Success, Failure: Error> {
   /// ```
   ///
   /// If the promise is deallocated while still pending with observers waiting, it reports itself
-  /// through ``PromiseDiagnostics/brokenPromiseHandler``.
-  @inlinable public convenience init() {
+  /// through ``PromiseDiagnostics/brokenPromiseHandler``; in debug builds the report names the file and
+  /// line of this call.
+  /// - Parameters:
+  ///   - file: Where the promise is made, for the report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
+  @inlinable public convenience init(file: StaticString = #fileID, line: UInt = #line) {
     self.init(_result: nil, reportsBroken: true)
+    #if DEBUG
+      _origin = (file, line)
+    #endif
   }
 
   /// Creates a promise that is already settled with `result`.
@@ -174,12 +186,16 @@ public final class ResultPromise<Success, Failure: Error> {
   /// rejects a sender that keeps using the value after handing it over. Everything else is as for the
   /// `Sendable` form: `start` runs synchronously, `fulfil` may be called from any thread and only its
   /// first call has an effect, and a promise whose `fulfil` is dropped uncalled is reported like one
-  /// made with ``init()``.
-  /// - Parameter start: Starts the work and arranges for `fulfil` to be called with its outcome.
+  /// made with ``init(file:line:)``.
+  /// - Parameters:
+  ///   - start: Starts the work and arranges for `fulfil` to be called with its outcome.
+  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
   @inlinable public convenience init(
-    _ start: (_ fulfil: @escaping @Sendable (sending Result<Success, Failure>) -> Void) -> Void
+    _ start: (_ fulfil: @escaping @Sendable (sending Result<Success, Failure>) -> Void) -> Void,
+    file: StaticString = #fileID, line: UInt = #line
   ) {
-    self.init()
+    self.init(file: file, line: line)
     let handle = _SendingHandle(self)
     start { handle.promise.fulfil(with: $0) }
   }
@@ -189,7 +205,11 @@ public final class ResultPromise<Success, Failure: Error> {
     // any (`_more` is non-empty only when `_first` is set).
     guard _first != nil else { return }
     if _reportsBroken, case .pending = _outcome {
-      PromiseDiagnostics._report(Self.self, observers: 1 + _more.count)
+      #if DEBUG
+        PromiseDiagnostics._report(Self.self, observers: 1 + _more.count, madeAt: _origin)
+      #else
+        PromiseDiagnostics._report(Self.self, observers: 1 + _more.count, madeAt: nil)
+      #endif
     }
     // Each observer owns the next promise of its chain; releasing them here would recurse once per
     // link. Hand the only references to the graveyard, which releases them in a loop instead.
@@ -543,12 +563,16 @@ extension ResultPromise where Success: Sendable {
   /// `start` runs synchronously, before the initialiser returns. `fulfil` may be called from any
   /// thread, at any time; only its first call has an effect. The closure keeps the promise alive until
   /// it is released, and a promise whose `fulfil` is dropped uncalled is reported like one made
-  /// with ``init()``.
-  /// - Parameter start: Starts the work and arranges for `fulfil` to be called with its outcome.
+  /// with ``init(file:line:)``.
+  /// - Parameters:
+  ///   - start: Starts the work and arranges for `fulfil` to be called with its outcome.
+  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
   @inlinable public convenience init(
-    _ start: (_ fulfil: @escaping @Sendable (Result<Success, Failure>) -> Void) -> Void
+    _ start: (_ fulfil: @escaping @Sendable (Result<Success, Failure>) -> Void) -> Void,
+    file: StaticString = #fileID, line: UInt = #line
   ) {
-    self.init()
+    self.init(file: file, line: line)
     start { self.fulfil(with: $0) }
   }
 }
@@ -819,7 +843,17 @@ extension ResultPromise {
 /// A promise made with `ResultPromise()` or `ResultPromise { fulfil in … }` that is deallocated while
 /// still pending, with observers waiting, calls ``brokenPromiseHandler``
 /// once. Promises made by operators (`then`, `map`, …) never report, so dropping a long pending chain
-/// reports once, for its root.
+/// reports once, for its root. In debug builds the report names the file and line that made the
+/// promise:
+///
+/// ```
+/// warning: ResultPromise<Data, APIError> made at App/Loader.swift:42 was deallocated while pending; its 1 observer will never be called.
+/// ```
+///
+/// A debug build is one compiled with the `DEBUG` condition, as SwiftPM does for `swift build` and
+/// `swift test` (and not for `-c release`) — for this package too when it is a dependency — and as
+/// Xcode does in the Debug configuration. A copied core file follows its target's settings. Release
+/// builds store no location and, by default, build no report.
 ///
 /// ```swift
 /// PromiseDiagnostics.brokenPromiseHandler = { message in logger.warning("\(message)") }
@@ -862,9 +896,12 @@ public enum PromiseDiagnostics {
 
   private static let hook = Hook()
 
-  @usableFromInline static func _report(_ type: Any.Type, observers: Int) {
+  @usableFromInline static func _report(
+    _ type: Any.Type, observers: Int, madeAt origin: (file: StaticString, line: UInt)?
+  ) {
     guard let handler = brokenPromiseHandler else { return }
     let noun = observers == 1 ? "observer" : "observers"
-    handler("\(type) was deallocated while pending; its \(observers) \(noun) will never be called.")
+    let place = origin.map { " made at \($0.file):\($0.line)" } ?? ""
+    handler("\(type)\(place) was deallocated while pending; its \(observers) \(noun) will never be called.")
   }
 }

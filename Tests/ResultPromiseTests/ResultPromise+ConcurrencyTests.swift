@@ -90,4 +90,134 @@ struct ConcurrencyTests {
     task.cancel()
     #expect(await task.value == .failure(.boom))
   }
+
+  // MARK: Abandoning the wait on cancellation
+
+  /// Waits, without blocking a thread, until a task has counted itself started, and a little longer, so
+  /// that it is most likely suspended in its wait. (Either way it must end with `CancellationError`.)
+  func waitUntilStarted(_ started: Counter) async {
+    while started.value == 0 { await Task.yield() }
+    try? await Task.sleep(for: .milliseconds(20))
+  }
+
+  @Test("a cancelled task returns at once from valueAbandoningOnCancel; the promise goes on for others")
+  func abandonOnCancel() async {
+    let promise = ResultPromise<Int, TestError>()
+    let started = Counter()
+    let waiter = Task {
+      started.increment()
+      return try await promise.valueAbandoningOnCancel()
+    }
+    await waitUntilStarted(started)
+    waiter.cancel()
+    await #expect(throws: CancellationError.self) { try await waiter.value }
+    #expect(promise.isPending)
+    let later = Log<Int>()
+    promise.onSuccess(later.append)
+    promise.succeed(8)
+    #expect(later.values == [8])
+  }
+
+  @Test("a task cancelled before the call gets CancellationError without waiting")
+  func cancelledBeforeTheCall() async {
+    let promise = ResultPromise<Int, TestError>()
+    let threw = await Task { () -> Bool in
+      withUnsafeCurrentTask { $0?.cancel() }
+      do {
+        _ = try await promise.resultAbandoningOnCancel()
+        return false
+      } catch {
+        return true
+      }
+    }.value
+    #expect(threw)
+    #expect(promise.isPending)
+  }
+
+  @Test("without cancellation, the abandoning variants return the result, value or typed failure")
+  func behavesLikeValueWithoutCancellation() async throws {
+    #expect(try await later(Result<Int, TestError>.success(3)).valueAbandoningOnCancel() == 3)
+    #expect(
+      try await later(Result<Int, TestError>.failure(.boom)).resultAbandoningOnCancel() == .failure(.boom))
+    await #expect(throws: TestError.boom) {
+      try await self.later(Result<Int, TestError>.failure(.boom)).valueAbandoningOnCancel()
+    }
+    // A settled promise answers even a cancelled task: it did not have to wait.
+    let settled = ResultPromise<Int, TestError>(value: 4)
+    let answer = await Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return try? await settled.valueAbandoningOnCancel()
+    }.value
+    #expect(answer == 4)
+  }
+
+  @Test("racing cancellation against settlement resumes every task exactly once, one way or the other")
+  func cancelRacesSettle() async {
+    let trials = 2_000
+    let resumed = Counter()
+    let cancelled = Counter()
+    let valued = Counter()
+    await withTaskGroup(of: Void.self) { group in
+      for trial in 0..<trials {
+        let promise = ResultPromise<Int, TestError>()
+        let waiter = Task {
+          defer { resumed.increment() }
+          do {
+            #expect(try await promise.valueAbandoningOnCancel() == trial)
+            valued.increment()
+          } catch {
+            #expect(error is CancellationError)
+            cancelled.increment()
+          }
+        }
+        group.addTask { waiter.cancel() }
+        group.addTask { promise.succeed(trial) }
+        group.addTask { await waiter.value }
+        if trial % 100 == 99 { await group.waitForAll() }
+      }
+    }
+    #expect(resumed.value == trials)
+    #expect(cancelled.value + valued.value == trials)
+  }
+
+  @Test("an abandoned wait keeps nothing of its task alive while the promise stays pending")
+  func abandonedWaitKeepsNothingAlive() async {
+    let promise = ResultPromise<Int, TestError>()
+    weak var captured: Tracked?
+    do {
+      let tracked = Tracked()
+      captured = tracked
+      let started = Counter()
+      let waiter = Task {
+        started.increment()
+        _ = try? await promise.valueAbandoningOnCancel()
+        _ = tracked
+      }
+      await waitUntilStarted(started)
+      waiter.cancel()
+      await waiter.value
+    }
+    #expect(captured == nil)
+    #expect(promise.isPending)
+  }
+
+  @Test("100,000 tasks abandon one promise that never settles, and each returns")
+  func manyAbandonedWaiters() async {
+    let promise = ResultPromise<Int, TestError>()
+    let cancelledCount = Counter()
+    await withTaskGroup(of: Void.self) { group in
+      for _ in 0..<100_000 {
+        group.addTask {
+          withUnsafeCurrentTask { $0?.cancel() }
+          do {
+            _ = try await promise.resultAbandoningOnCancel()
+          } catch {
+            cancelledCount.increment()
+          }
+        }
+      }
+    }
+    #expect(cancelledCount.value == 100_000)
+    #expect(promise.isPending)
+  }
 }

@@ -142,6 +142,22 @@ func onOtherThreadBlocking(_ body: @escaping @Sendable () -> Void) {
     #expect(await never.onMainActor.value == 5)
   }
 
+  @Test(
+    "a cancelled main-actor task stops waiting with CancellationError; without cancellation it gets the value"
+  )
+  func abandoningOnCancel() async throws {
+    let pending = ResultPromise<Model, TestError>()
+    let waiter = Task { @MainActor in try await pending.onMainActor.valueAbandoningOnCancel().name }
+    waiter.cancel()
+    await #expect(throws: CancellationError.self) { try await waiter.value }
+    #expect(pending.isPending)
+    let later = ResultPromise<Model, TestError> { done in
+      DispatchQueue.global().async { done(.success(Model(name: "ada"))) }
+    }
+    #expect(try await later.onMainActor.valueAbandoningOnCancel().name == "ada")
+    #expect(try await later.onMainActor.resultAbandoningOnCancel().map(\.name) == .success("ada"))
+  }
+
   @Test("recover keeps the error type when the closure does not name one")
   func recoverKeepsErrorType() async {
     let remote = ResultPromise<Int, TestError>(error: .boom)

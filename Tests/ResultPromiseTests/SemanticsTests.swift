@@ -265,6 +265,36 @@ struct SemanticsTests {
     #expect(BrokenPromiseReports.mentioning("ChainMarker").values.reduce(0, +) == 1)
   }
 
+  struct LocatedMarker: Sendable {}
+
+  @Test("7: in debug builds the report names the file and line of the call that made the promise")
+  func brokenPromiseNamesItsOrigin() {
+    BrokenPromiseReports.install()
+    var lines: [Int] = []
+    do {
+      let pending = ResultPromise<LocatedMarker, TestError>()
+      lines.append(#line - 1)
+      let wrapping = ResultPromise<LocatedMarker, AppError> { _ in }
+      lines.append(#line - 1)
+      pending.await { _ in }
+      wrapping.await { _ in }
+    }
+    let reports = BrokenPromiseReports.mentioning("LocatedMarker").keys.sorted()
+    #if DEBUG
+      let file = "ResultPromiseTests/SemanticsTests.swift"
+      #expect(
+        reports == [
+          "ResultPromise<LocatedMarker, AppError> made at \(file):\(lines[1]) was deallocated while pending; "
+            + "its 1 observer will never be called.",
+          "ResultPromise<LocatedMarker, TestError> made at \(file):\(lines[0]) was deallocated while pending; "
+            + "its 1 observer will never be called.",
+        ])
+    #else
+      #expect(reports.count == 2)
+      #expect(reports.allSatisfy { !$0.contains(" made at ") })
+    #endif
+  }
+
   @Test("7: the hook can be replaced and restored")
   func hookIsSettable() {
     BrokenPromiseReports.install()
