@@ -11,6 +11,9 @@
 //   one). Work set off from *inside* a callback — another `fulfil`, an `await` on a settled
 //   promise — is not run recursively: it goes to a per-thread first-in-first-out queue that the
 //   outermost call drains in a loop. So a chain of any length settles in constant stack depth.
+// - A delivery runs in rounds, each calling the observers waiting at its start. An observer added
+//   while a delivery is under way joins it instead of running at once on its own thread, so observers
+//   run in registration order and never two at once: the next round picks it up.
 // - Releasing a pending chain would free it recursively (each observer holds the next promise);
 //   `deinit` hands the observers to a per-thread "graveyard" that is emptied in a loop instead.
 
@@ -90,8 +93,10 @@ import Dispatch
 public final class ResultPromise<Success, Failure: Error> {
   /// The lock guarding `_outcome`, `_first` and `_more`: this promise's stripe of the shared table.
   @inlinable var _lock: _Lock { _Lock(for: self) }
-  // `@exclusivity(unchecked)`: the lock (or, after settlement, single-thread ownership) already rules
-  // out overlapping accesses; the dynamic checks cost more than the rest of a delivery.
+  // Every mutable field is written only while `_lock` is held. `_outcome` never changes once set, and
+  // a delivery, which reads it without the lock, is scheduled only after it was set.
+  // `@exclusivity(unchecked)`: the lock already rules out overlapping accesses; the dynamic checks cost
+  // more than the rest of a delivery.
   /// The outcome, once settled. Never changes after it is set. (A three-case enum rather than
   /// `Result?`: the generic `deinit` looks up the metadata of this field's type to destroy it, and an
   /// optional `Result` needs two lookups — a third of the cost of a whole `map` step.)
@@ -100,6 +105,9 @@ public final class ResultPromise<Success, Failure: Error> {
   @exclusivity(unchecked) @usableFromInline var _first: _Observer<Success, Failure>?
   /// Further waiting observers, in registration order.
   @exclusivity(unchecked) @usableFromInline var _more: [_Observer<Success, Failure>] = []
+  /// Where the delivery of the outcome stands. Observers added while it is under way, from any thread,
+  /// join it: the delivering thread runs them after the others.
+  @exclusivity(unchecked) @usableFromInline var _delivery = _Delivery.idle
   /// Whether dropping this promise while pending is reported (user-created promises only).
   @usableFromInline let _reportsBroken: Bool
   /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
@@ -246,16 +254,11 @@ public final class ResultPromise<Success, Failure: Error> {
     let settled: Bool? = _lock.withLock {
       guard case .pending = _outcome else { return nil }
       _outcome = _Outcome(result)
-      return _first != nil
+      guard _first != nil else { return false }
+      _delivery = .scheduled
+      return true
     }
-    if settled == true {
-      if let queue = _queue {
-        let job = _deliveryJob
-        queue.async { _Trampoline.current.deliver(job) }
-      } else {
-        _Trampoline.current.deliver(_deliveryJob)
-      }
-    }
+    if settled == true { _scheduleDelivery() }
     return settled != nil
   }
 
@@ -319,21 +322,28 @@ public final class ResultPromise<Success, Failure: Error> {
 
   /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`).
   @inlinable func _await(_ observer: @escaping _Observer<Success, Failure>) {
+    // The result to call `observer` with here, or `nil` if it now waits: the promise is pending, or a
+    // delivery is under way (which it joins), or it starts a delivery on the promise's queue.
+    var schedules = false
     let settled: Result<Success, Failure>? = _lock.withLock {
-      // With a `_queue`, join a delivery that is still waiting for the queue, to keep the order there.
-      if let result = _result, _queue == nil || _first == nil { return result }
+      if let result = _result, _delivery == .idle, _queue == nil { return result }
       if _first == nil { _first = observer } else { _more.append(observer) }
+      guard _result != nil else { return nil }
+      // Settled: start a delivery on the queue, or join the one under way. A round already scheduled
+      // will take this observer. If the running round is on this thread, schedule the next round now,
+      // so that it runs in first-in-first-out order with whatever else this thread queues; a running
+      // round elsewhere schedules the next one itself when it ends.
+      if _delivery == .idle || (_delivery == .running && _Trampoline.current.isRunning(self)) {
+        _delivery = .scheduled
+        schedules = true
+      }
       return nil
     }
+    if schedules { _scheduleDelivery() }
     guard let result = settled else { return }
-    if let queue = _queue {
-      let late = _LateObserver(observer, result).job
-      queue.async { _Trampoline.current.deliver(late) }
-      return
-    }
     let trampoline = _Trampoline.current
     if trampoline.isDraining {
-      trampoline.enqueue(_LateObserver(observer, result).job)
+      trampoline.enqueue(_LateObserver(observer, of: self).job)
     } else {
       trampoline.runAsCallback { observer(result) }
     }
@@ -504,7 +514,9 @@ public final class ResultPromise<Success, Failure: Error> {
   /// The fast path of the chaining operators: on a settled promise, a step needs no observer closure.
   /// Work that `step` sets off is queued and drained before this returns, as for any callback.
   @inlinable func _stepNow<T>(_ step: (Result<Success, Failure>) -> T) -> T? {
-    guard _queue == nil, let result = _lock.withLock({ _result }) else { return nil }
+    guard _queue == nil, let result = _lock.withLock({ _delivery == .idle ? _result : nil }) else {
+      return nil
+    }
     let trampoline = _Trampoline.current
     guard !trampoline.isDraining else { return nil }
     return trampoline.runAsCallback { step(result) }
@@ -537,9 +549,11 @@ public final class ResultPromise<Success, Failure: Error> {
     }
   }
 
-  /// Settles this promise like `other`, at once if `other` is settled.
+  /// Settles this promise like `other`, at once if `other` is settled and not delivering. A promise
+  /// told to adopt itself could never settle: that is reported as a broken promise instead.
   @inlinable func _adopt(_ other: ResultPromise<Success, Failure>) {
-    if let result = other._lock.withLock({ other._result }) {
+    guard other !== self else { return PromiseDiagnostics._reportSelfAdoption(Self.self) }
+    if let result = other._lock.withLock({ other._delivery == .idle ? other._result : nil }) {
       fulfil(with: result)
     } else {
       other._await { self.fulfil(with: $0) }
@@ -547,8 +561,8 @@ public final class ResultPromise<Success, Failure: Error> {
   }
 }
 
-// `Sendable` when the value is: the state is guarded as described at the top of the class, and a
-// `Sendable` value may be read by any thread.
+// `@unchecked Sendable` when the value is `Sendable`: the state is guarded by the lock as described
+// at the top of the class, and a `Sendable` value may be read by any thread.
 extension ResultPromise: @unchecked Sendable where Success: Sendable {}
 
 extension ResultPromise where Success: Sendable {
@@ -602,6 +616,12 @@ extension ResultPromise where Success == Void {
 
 // MARK: - Delivery machinery (internal)
 
+/// Where a promise's delivery stands: none under way, a round scheduled (not started), or a round
+/// running with none scheduled after it.
+@usableFromInline enum _Delivery: UInt8 {
+  case idle, scheduled, running
+}
+
 /// A waiting observer as the promise stores it. Not `@Sendable`: the public API takes `@Sendable`
 /// closures where they may run on another thread; the library's own observers capture the promises of
 /// a chain, which are `Sendable` only when their values are.
@@ -646,13 +666,34 @@ extension ResultPromise {
     _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver() }
   }
 
-  /// Calls the observers waiting at settlement: on the thread that settled the promise, or on its
-  /// `_queue` if it has one.
+  /// Runs this promise's delivery where its observers run: through the current thread's queue of work,
+  /// or on its `_queue`.
+  @inlinable func _scheduleDelivery() {
+    let job = _deliveryJob
+    if let queue = _queue {
+      queue.async { _Trampoline.current.deliver(job) }
+    } else {
+      _Trampoline.current.deliver(job)
+    }
+  }
+
+  /// Runs one round of the delivery: calls the observers waiting now. If more joined from other threads
+  /// meanwhile, schedules another round behind the work already queued; otherwise the delivery ends,
+  /// and observers added later run on their own threads.
   @inlinable func _deliver() {
     guard let result = _result else { return }
-    let observers = _queue == nil ? _takeObservers() : _lock.withLock { _takeObservers() }
+    let observers = _lock.withLock {
+      _delivery = .running
+      return _takeObservers()
+    }
     observers.first?(result)
     for observer in observers.more { observer(result) }
+    let another: Bool = _lock.withLock {
+      guard _delivery == .running else { return false }  // a round is scheduled already
+      _delivery = _first == nil ? .idle : .scheduled
+      return _delivery == .scheduled
+    }
+    if another { _scheduleDelivery() }
   }
 
   /// Moves the waiting observers out, leaving none behind.
@@ -668,21 +709,23 @@ extension ResultPromise {
 }
 
 /// An observer registered on a settled promise from inside a callback, waiting in the queue.
+/// It holds the promise, like a delivery job does, so that an observer only ever runs while its promise
+/// is alive.
 @usableFromInline final class _LateObserver<Success, Failure: Error> {
   @usableFromInline let observer: _Observer<Success, Failure>
-  @usableFromInline let result: Result<Success, Failure>
+  @usableFromInline let promise: ResultPromise<Success, Failure>
 
   @inlinable init(
-    _ observer: @escaping _Observer<Success, Failure>, _ result: Result<Success, Failure>
+    _ observer: @escaping _Observer<Success, Failure>, of promise: ResultPromise<Success, Failure>
   ) {
     self.observer = observer
-    self.result = result
+    self.promise = promise
   }
 
   @inlinable var job: _Job {
     _Job(self) {
       let late = unsafeDowncast($0, to: _LateObserver<Success, Failure>.self)
-      late.observer(late.result)
+      if let result = late.promise._result { late.observer(result) }
     }
   }
 }
@@ -706,6 +749,8 @@ extension ResultPromise {
 @usableFromInline final class _Trampoline {
   // `@exclusivity(unchecked)`: only ever touched by its own thread, never in overlapping accesses.
   @exclusivity(unchecked) @usableFromInline var isDraining = false
+  /// The target of the job running now, if any (compared by address only).
+  @exclusivity(unchecked) @usableFromInline var running: UnsafeMutableRawPointer?
   @exclusivity(unchecked) private var jobs = ContiguousArray<_Job?>(repeating: nil, count: 16)
   @exclusivity(unchecked) private var head = 0
   @exclusivity(unchecked) private var count = 0
@@ -740,8 +785,22 @@ extension ResultPromise {
     if isDraining {
       enqueue(job)
     } else {
-      runAsCallback { job.run(job.target) }
+      isDraining = true
+      run(job)
+      drain()
     }
+  }
+
+  /// Runs `job`, noting its target so that `isRunning` can tell.
+  @inlinable func run(_ job: _Job) {
+    running = Unmanaged.passUnretained(job.target).toOpaque()
+    job.run(job.target)
+    running = nil
+  }
+
+  /// Whether the job running on this thread now is `target`'s (for a promise: a round of its delivery).
+  @inlinable func isRunning(_ target: AnyObject) -> Bool {
+    running == Unmanaged.passUnretained(target).toOpaque()
   }
 
   /// Runs `body` as a callback — work it sets off is queued — then runs the queue. Only when
@@ -760,7 +819,7 @@ extension ResultPromise {
       jobs[head] = nil
       head = (head + 1) & (jobs.count - 1)
       count -= 1
-      if let job { job.run(job.target) }
+      if let job { run(job) }
     }
     isDraining = false
   }
@@ -895,6 +954,12 @@ public enum PromiseDiagnostics {
   }
 
   private static let hook = Hook()
+
+  @usableFromInline static func _reportSelfAdoption(_ type: Any.Type) {
+    brokenPromiseHandler?(
+      "\(type) was told to adopt itself (thenAsync or recoverAsync returned the promise it settles); "
+        + "it can never settle.")
+  }
 
   @usableFromInline static func _report(
     _ type: Any.Type, observers: Int, madeAt origin: (file: StaticString, line: UInt)?

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ResultPromise
 import Testing
 
@@ -180,24 +181,41 @@ struct SemanticsTests {
     #expect(order.values == ["callback ends", "inner", "fulfil returned"])
   }
 
-  @Test("3: an observer registered from another thread during delivery runs on its own thread at once")
-  func otherThreadObserverDuringDelivery() async {
+  @Test("2: an observer registered from another thread during delivery joins it and runs after the others")
+  func otherThreadObserverJoinsDelivery() async {
+    // Thread A registers 1 and 2; the test settles on thread B; observer 1 (on B) lets A register 3 and
+    // waits until A's `await` has returned. 3 must run after 1 and 2, on B, and never alongside them.
     let promise = ResultPromise<Int, TestError>()
-    let registered = DispatchSemaphore(value: 0)
-    let ranOn = Log<ObjectIdentifier>()
-    let registrar = Log<ObjectIdentifier>()
-    promise.await { _ in
-      // Delivery is under way on this thread; another thread registers meanwhile.
-      DispatchQueue.global().async {
-        registrar.append(currentThreadID())
-        promise.await { _ in ranOn.append(currentThreadID()) }
-        registered.signal()
+    let order = Log<String>()
+    let threads = Log<ObjectIdentifier>()
+    let firstTwoRegistered = DispatchSemaphore(value: 0)
+    let registerThird = DispatchSemaphore(value: 0)
+    let thirdRegistered = DispatchSemaphore(value: 0)
+    let registrar = Thread {
+      promise.await { _ in
+        order.append("1 begins")
+        threads.append(currentThreadID())
+        registerThird.signal()
+        thirdRegistered.wait()
+        order.append("1 ends")
       }
-      registered.wait()
+      promise.await { _ in order.append("2") }
+      firstTwoRegistered.signal()
+      registerThird.wait()
+      promise.await { _ in
+        order.append("3")
+        threads.append(currentThreadID())
+      }
+      order.append("A's await returned")
+      thirdRegistered.signal()
     }
-    await onSmallStack { promise.succeed(1) }
-    #expect(ranOn.values.count == 1)
-    #expect(ranOn.values == registrar.values)
+    registrar.start()
+    await onSmallStack {
+      firstTwoRegistered.wait()
+      promise.succeed(1)
+    }
+    #expect(order.values == ["1 begins", "A's await returned", "1 ends", "2", "3"])
+    #expect(threads.values.count == 2 && threads.values[0] == threads.values[1])
   }
 
   // MARK: 4. No lock held while user code runs
@@ -293,6 +311,27 @@ struct SemanticsTests {
       #expect(reports.count == 2)
       #expect(reports.allSatisfy { !$0.contains(" made at ") })
     #endif
+  }
+
+  struct SelfAdoptionMarker: Sendable {}
+
+  @Test("7: a promise told to adopt itself by thenAsync is reported, and nothing leaks")
+  func selfAdoptionReported() {
+    BrokenPromiseReports.install()
+    weak var weakAdopter: ResultPromise<SelfAdoptionMarker, TestError>?
+    do {
+      let root = ResultPromise<Int, TestError>()
+      let adopter = Log<ResultPromise<SelfAdoptionMarker, TestError>>()
+      let chained = root.thenAsync { _ in adopter.values[0] }  // returns the very promise it settles
+      adopter.append(chained)
+      weakAdopter = chained
+      root.succeed(1)
+      #expect(chained.isPending)
+    }
+    let reports = BrokenPromiseReports.mentioning("SelfAdoptionMarker")
+    #expect(reports.count == 1)
+    #expect(reports.keys.first?.contains("adopt itself") == true)
+    #expect(weakAdopter == nil, "the promise must not observe itself, which would keep it alive forever")
   }
 
   @Test("7: the hook can be replaced and restored")

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ResultPromise
 import Testing
 
@@ -105,4 +106,61 @@ struct StressTests {
     }
     #expect(calls.value == Self.trials / 8 * 8)
   }
+
+  @Test("registration racing settlement keeps every promise's observers in order and never overlapping")
+  func registrationRacesSettlementInOrder() {
+    let trials = 2_000
+    let misordered = Counter()
+    let overlapping = Counter()
+    let calls = Counter()
+    for trial in 0..<trials {
+      let promise = ResultPromise<Int, TestError>()
+      let order = Log<Int>()
+      let running = Counter()  // observers running right now, on any thread
+      @Sendable func observe(_ index: Int) -> @Sendable (Result<Int, TestError>) -> Void {
+        { _ in
+          running.increment()
+          if running.value > 1 { overlapping.increment() }
+          order.append(index)
+          calls.increment()
+          spin(nanoseconds: 5_000)  // so that the other thread registers while this delivery is under way
+          running.decrement()
+        }
+      }
+      // A thread of its own (concurrentPerform may run both sides on one thread) settles the promise
+      // somewhere within this thread's registrations, at a different point each trial.
+      let settled = DispatchSemaphore(value: 0)
+      Thread {
+        spin(nanoseconds: UInt64(trial % 20) * 1_000)
+        promise.succeed(1)
+        settled.signal()
+      }.start()
+      do {
+        // Plain observers and operator steps, which take a shortcut on a settled promise, alike.
+        promise.await(observe(0))
+        spin(nanoseconds: 4_000)
+        promise.await(observe(1))
+        spin(nanoseconds: 4_000)
+        _ = promise.map { value in
+          observe(2)(.success(value))
+          return value
+        }
+        spin(nanoseconds: 4_000)
+        _ = promise.always(observe(3))
+        spin(nanoseconds: 4_000)
+        promise.await(observe(4))
+      }
+      settled.wait()
+      if order.values != [0, 1, 2, 3, 4] { misordered.increment() }
+    }
+    #expect(calls.value == trials * 5)
+    #expect(misordered.value == 0)
+    #expect(overlapping.value == 0)
+  }
+}
+
+/// Busy-waits for about `nanoseconds`, to widen a race window without yielding the thread.
+func spin(nanoseconds: UInt64) {
+  let start = DispatchTime.now().uptimeNanoseconds
+  while DispatchTime.now().uptimeNanoseconds - start < nanoseconds {}
 }
