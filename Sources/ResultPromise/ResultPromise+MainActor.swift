@@ -335,8 +335,9 @@ extension MainActorPromise {
   /// Runs `observer` on the main actor with the result: at once if called there and no earlier hop of
   /// this promise is waiting, otherwise by a hop to the main queue.
   func _observe(_ observer: @escaping @MainActor (Result<Success, Failure>) -> Void) {
-    let promise = self.promise
-    promise._await { result in
+    // `unowned(unsafe)`: an observer that held its own promise would keep a pending one alive forever
+    // (never reported as broken). The core runs an observer only while its promise is alive.
+    promise._await { [unowned(unsafe) promise] result in
       if _MainQueue.runsNow(for: promise) {
         MainActor.assumeIsolated { observer(result) }
       } else {

@@ -209,6 +209,21 @@ func onOtherThreadBlocking(_ body: @escaping @Sendable () -> Void) {
     #expect(root == nil)
   }
 
+  struct DroppedOnMainActorMarker: Sendable {}
+
+  @Test("a pending promise with main-actor observers is released when dropped, and reported as broken")
+  func droppedPendingPromiseIsReleased() {
+    BrokenPromiseReports.install()
+    weak var weakPromise: ResultPromise<DroppedOnMainActorMarker, TestError>?
+    do {
+      let promise = ResultPromise<DroppedOnMainActorMarker, TestError>()
+      weakPromise = promise
+      promise.onMainActor.map { _ in 1 }.await { _ in }
+    }
+    #expect(weakPromise == nil)
+    #expect(BrokenPromiseReports.mentioning("DroppedOnMainActorMarker").count == 1)
+  }
+
   @Test("a 1,000,000-step main-actor chain settled on the main actor resolves in constant stack depth")
   func millionStepsSettledOnMainActor() {
     let root = ResultPromise<Int, TestError>()
