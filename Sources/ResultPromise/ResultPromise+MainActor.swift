@@ -410,11 +410,15 @@ enum _MainQueue {
   }
 
   /// Runs `job` on the main queue, after every hop already waiting there.
+  /// The block is sent once this thread has finished the callbacks it is running and all they set off:
+  /// what the settling thread does with a value, it has done before a main-actor closure gets it.
   static func hop(_ job: _MainActorJob) {
     waiting.add(1, for: job.promise)
-    DispatchQueue.main.async {
-      waiting.add(-1, for: job.promise)
-      MainActor.assumeIsolated { _Trampoline.current.runAsCallback(job.run) }
+    _Trampoline.current.whenDrained {
+      DispatchQueue.main.async {
+        waiting.add(-1, for: job.promise)
+        MainActor.assumeIsolated { _Trampoline.current.runAsCallback(job.run) }
+      }
     }
   }
 }

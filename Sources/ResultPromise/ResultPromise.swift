@@ -330,10 +330,12 @@ public final class ResultPromise<Success, Failure: Error> {
       if _first == nil { _first = observer } else { _more.append(observer) }
       guard _result != nil else { return nil }
       // Settled: start a delivery on the queue, or join the one under way. A round already scheduled
-      // will take this observer. If the running round is on this thread, schedule the next round now,
-      // so that it runs in first-in-first-out order with whatever else this thread queues; a running
-      // round elsewhere schedules the next one itself when it ends.
-      if _delivery == .idle || (_delivery == .running && _Trampoline.current.isRunning(self)) {
+      // will take this observer. Schedule the next round now if the running one is on a serial queue
+      // (which runs it next) or on this thread (so that it keeps first-in-first-out order with what else
+      // this thread queues); a running round on another thread schedules it itself when it ends.
+      if _delivery == .idle
+        || (_delivery == .running && (_queue != nil || _Trampoline.current.isRunning(self)))
+      {
         _delivery = .scheduled
         schedules = true
       }
@@ -756,6 +758,7 @@ extension ResultPromise {
   @exclusivity(unchecked) private var count = 0
   @exclusivity(unchecked) private var graveyard: [Any] = []
   @exclusivity(unchecked) private var isBurying = false
+  @exclusivity(unchecked) private var afterDrain: [() -> Void] = []
 
   /// The calling thread's trampoline, created on first use and released when the thread exits.
   @usableFromInline static var current: _Trampoline {
@@ -822,6 +825,17 @@ extension ResultPromise {
       if let job { run(job) }
     }
     isDraining = false
+    if !afterDrain.isEmpty {
+      let actions = afterDrain
+      afterDrain = []
+      for action in actions { action() }
+    }
+  }
+
+  /// Runs `action` once the callbacks running on this thread, and all they set off, have finished — at
+  /// once if none is running.
+  @usableFromInline func whenDrained(_ action: @escaping () -> Void) {
+    if isDraining { afterDrain.append(action) } else { action() }
   }
 
   /// Appends `job` to this thread's first-in-first-out queue (a ring buffer; capacity a power of two).

@@ -85,6 +85,24 @@ func onOtherThreadBlocking(_ body: @escaping @Sendable () -> Void) {
     #expect(order.last == "D")
   }
 
+  @Test("a hop is sent only after the settling thread has finished its callbacks, so they never overlap")
+  func hopWaitsForTheSettlingThread() async {
+    let promise = ResultPromise<Int, TestError>()
+    let mainActorRan = Counter()
+    let sawMainActorEarly = Counter()
+    let settlingThreadDone = Counter()
+    promise.onMainActor.await { _ in mainActorRan.increment() }
+    promise.await { _ in
+      // The main actor is free meanwhile (the test awaits below): an early hop would run now.
+      Thread.sleep(forTimeInterval: 0.05)
+      if mainActorRan.value > 0 { sawMainActorEarly.increment() }
+      settlingThreadDone.increment()
+    }
+    DispatchQueue.global().async { promise.succeed(1) }
+    await waitOnMainActor { mainActorRan.value == 1 && settlingThreadDone.value == 1 }
+    #expect(sawMainActorEarly.value == 0)
+  }
+
   @Test("work set off inside a main-actor closure is queued behind it, first in first out")
   func reentrancyIsFIFO() {
     let first = ResultPromise<Int, TestError>()
