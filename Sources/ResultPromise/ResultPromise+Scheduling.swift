@@ -8,8 +8,8 @@ extension ResultPromise where Success: Sendable {
   ///
   /// ```swift
   /// load(id)
-  ///     .receive(on: .main)
-  ///     .onSuccess { user in MainActor.assumeIsolated { label.text = user.name } }
+  ///     .receive(on: imageQueue)
+  ///     .onSuccess { user in thumbnails.render(user) }   // on imageQueue
   /// ```
   ///
   /// Every observer of the returned promise — registered before or after it settles, from any thread —

@@ -406,8 +406,8 @@ public final class ResultPromise<Success, Failure: Error> {
   }
 
   // Disfavoured so that a non-throwing closure picks the plain `map` above. With only this overload,
-  // Swift infers `Failure == Never` for a non-throwing closure and breaks ordinary chains (DESIGN.md,
-  // semantics 11); the underscored attribute is the trade-off for chains that type-check unannotated.
+  // Swift infers `Failure == Never` for a non-throwing closure and breaks ordinary chains such as
+  // `.map { $0 * 2 }`; the underscored attribute is the trade-off for chains that type-check unannotated.
   /// Transforms the success value with a step that may throw `Failure`.
   ///
   /// ```swift

@@ -2,7 +2,7 @@
 // server and saves it — four asynchronous steps in one flat chain, with one failure handler at the end.
 // Every closure of the chain runs on the main actor, touches the view model's state and the
 // non-Sendable `Band` and `StoreContext`, and needs no `@unchecked Sendable`, `nonisolated(unsafe)`
-// or `MainActor.assumeIsolated`.
+// or main-actor assertions.
 
 import BandStore
 import ResultPromise
