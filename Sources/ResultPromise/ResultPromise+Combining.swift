@@ -123,7 +123,7 @@ extension ResultPromise {
   public static func race(
     _ promises: some Collection<ResultPromise<Success, Failure>>
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
+    let next = ResultPromise<Success, Failure>._pending()
     for promise in promises { promise._await { next.fulfil(with: $0) } }
     return next
   }
@@ -135,7 +135,7 @@ extension ResultPromise {
     decidedEarly: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?,
     decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   ) -> ResultPromise<NewSuccess, NewFailure> {
-    let next = ResultPromise<NewSuccess, NewFailure>(_result: nil, reportsBroken: false)
+    let next = ResultPromise<NewSuccess, NewFailure>._pending()
     guard !promises.isEmpty else {
       next.fulfil(with: decided([]))
       return next
@@ -152,7 +152,7 @@ extension ResultPromise {
 
   /// The success value of a promise known to have succeeded (used by `zip`).
   @inlinable func _knownSuccess() -> Success {
-    guard case .success(let value)? = _lock.withLock({ _result }) else {
+    guard case .success(let value)? = _settledResult else {
       preconditionFailure("ResultPromise.zip read an input that had not succeeded")
     }
     return value
@@ -176,7 +176,7 @@ extension ResultPromise where Success == Never {
   public static func zip<each Value>(
     _ promise: repeat ResultPromise<each Value, Failure>
   ) -> ResultPromise<(repeat each Value), Failure> {
-    let next = ResultPromise<(repeat each Value), Failure>(_result: nil, reportsBroken: false)
+    let next = ResultPromise<(repeat each Value), Failure>._pending()
     let inputs = (repeat each promise)
     var count = 0
     for _ in repeat each promise { count += 1 }

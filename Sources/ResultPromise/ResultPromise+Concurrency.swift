@@ -59,7 +59,7 @@ extension ResultPromise where Success: Sendable {
     priority: TaskPriority? = nil,
     operation: @escaping @Sendable () async throws(Failure) -> Success
   ) {
-    self.init(_result: nil, reportsBroken: false)
+    self.init(_pendingOn: nil)
     Task(priority: priority) {
       do throws(Failure) {
         self.fulfil(with: .success(try await operation()))

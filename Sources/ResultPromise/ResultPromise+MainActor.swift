@@ -202,7 +202,9 @@ extension MainActorPromise {
   public func map<NewSuccess>(
     _ transform: @escaping @MainActor (Success) throws(Failure) -> NewSuccess
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain { result, next in next.fulfil(with: ResultPromise._map(result, transform)) }
+    _chain { result, next in
+      next.fulfil(with: result.flatMap { value in Result { () throws(Failure) in try transform(value) } })
+    }
   }
 
   /// Transforms the failure on the main actor.
@@ -350,7 +352,7 @@ extension MainActorPromise {
   func _chain<NewSuccess, NewFailure>(
     _ step: @escaping @MainActor (Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> MainActorPromise<NewSuccess, NewFailure> {
-    let next = ResultPromise<NewSuccess, NewFailure>(_result: nil, reportsBroken: false)
+    let next = ResultPromise<NewSuccess, NewFailure>._pending()
     _observe { step($0, next) }
     return MainActorPromise<NewSuccess, NewFailure>(next)
   }

@@ -50,16 +50,9 @@ extension ResultPromise {
   public func always(
     _ body: @escaping @Sendable (Result<Success, Failure>) -> Void
   ) -> ResultPromise<Success, Failure> {
-    let settledNow = _stepNow { result -> ResultPromise<Success, Failure> in
-      body(result)
-      return ResultPromise(result)
-    }
-    if let next = settledNow { return next }
-    let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
-    self._await { result in
+    _chain(body) { body, result, next in
       body(result)
       next.fulfil(with: result)
     }
-    return next
   }
 }

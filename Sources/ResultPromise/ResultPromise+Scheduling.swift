@@ -23,7 +23,7 @@ extension ResultPromise where Success: Sendable {
   /// - Returns: A promise with this promise's result whose observers run on `queue`.
   @inlinable
   public func receive(on queue: DispatchQueue) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false, queue: queue)
+    let next = ResultPromise(_pendingOn: queue)
     self._await { next.fulfil(with: $0) }
     return next
   }

@@ -18,7 +18,7 @@ extension ResultPromise where Success: Sendable {
   /// - Returns: A promise that settles like this one, a success `duration` later.
   @inlinable
   public func delay(_ duration: Duration) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
+    let next = ResultPromise<Success, Failure>._pending()
     self._await { result in
       if case .success = result {
         DispatchQueue.global().asyncAfter(deadline: _deadline(after: duration)) { next.fulfil(with: result) }
@@ -62,7 +62,7 @@ extension ResultPromise where Success: Sendable {
   public func timeout(
     _ duration: Duration, failure: @autoclosure @escaping @Sendable () -> Failure
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
+    let next = ResultPromise<Success, Failure>._pending()
     self._await { next.fulfil(with: $0) }
     DispatchQueue.global().asyncAfter(deadline: _deadline(after: duration)) {
       if next.isPending { next.fulfil(with: .failure(failure())) }
@@ -95,7 +95,7 @@ extension ResultPromise where Success: Sendable {
     while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>(_result: nil, reportsBroken: false)
+    let next = ResultPromise<Success, Failure>._pending()
     let total = Swift.max(1, attempts)
     @Sendable func attempt(_ number: Int) {
       make().await { result in

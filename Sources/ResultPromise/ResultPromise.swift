@@ -1,21 +1,8 @@
 // ResultPromise — a minimal, thread-safe, stack-safe promise typed like `Result`.
 //
-// This file is the whole core. It needs nothing else from the package: copy it alone into a
-// project and it compiles (Swift 6 language mode, Linux and Apple platforms).
-//
-// How it works, in brief:
-// - Each promise guards its state (result and waiting observers) with a mutex from a fixed striped
-//   table (no lock storage or allocation per promise), never holds it while user code runs and never
-//   holds two at once.
-// - Delivery is synchronous, on the thread that settles the promise (or that registers on a settled
-//   one). Work set off from *inside* a callback — another `fulfil`, an `await` on a settled
-//   promise — is not run recursively: it goes to a per-thread first-in-first-out queue that the
-//   outermost call drains in a loop. So a chain of any length settles in constant stack depth.
-// - A delivery runs in rounds, each calling the observers waiting at its start. An observer added
-//   while a delivery is under way joins it instead of running at once on its own thread, so observers
-//   run in registration order and never two at once: the next round picks it up.
-// - Releasing a pending chain would free it recursively (each observer holds the next promise);
-//   `deinit` hands the observers to a per-thread "graveyard" that is emptied in a loop instead.
+// This file is the whole core. It needs nothing else from the package: copy it alone into a project
+// and it compiles (Swift 6 language mode, Linux and Apple platforms). It reads top to bottom: the
+// public API, then an overview of how it works, then the machinery.
 
 import Dispatch
 
@@ -60,8 +47,10 @@ import Dispatch
 ///   current callback returns, first in, first out, still before the outermost call returns. A nested
 ///   ``fulfil(with:)`` settles its promise at once and returns its `Bool` truthfully; only the
 ///   observers it sets off wait. This keeps chains and cascades of any length at constant stack depth.
-/// - **In order:** observers of one promise run in the order they were registered. An observer
-///   registered from another thread while delivery is under way runs on its own thread at once.
+/// - **In order, without exception:** observers of one promise run in the order they were registered,
+///   one at a time. An observer registered while the promise's observers are being called on another
+///   thread joins that delivery: ``await(_:)`` returns at once, and the delivering thread calls it after
+///   the ones before it. (Waiting instead could deadlock: the running observer may wait for this thread.)
 /// - **No lock is held while user code runs**, so callbacks may register observers, settle promises or
 ///   read ``isPending`` freely.
 ///
@@ -84,48 +73,16 @@ import Dispatch
 /// - Callbacks are `@Sendable`, because they run on whichever thread settles the promise. A `@Sendable`
 ///   callback cannot capture non-`Sendable` state; it gets the value as a parameter, which the compiler
 ///   does not let it send anywhere else.
-/// - The `fulfil` function that `init(_ start:)` hands out is the one way in from another thread. For a non-`Sendable` value it takes the result as `sending`:
-///   the sender gives the value up, and the compiler rejects code that keeps using it afterwards.
+/// - The `fulfil` function that `init(_ start:)` hands out is the one way in from another thread. For a
+///   non-`Sendable` value it takes the result as `sending`: the sender gives the value up, and the
+///   compiler rejects code that keeps using it afterwards.
 /// - What moves a value to another thread or task by design — `receive(on:)`, `delay`, `after`,
 ///   `timeout`, `retry`, `value`, `result` and `init(priority:operation:)` — requires `Success: Sendable`.
 /// - Main-actor code, whose callbacks touch main-actor state and non-`Sendable` objects, uses
 ///   `onMainActor`, whose closures run on the main actor.
-public final class ResultPromise<Success, Failure: Error> {
-  /// The lock guarding `_outcome`, `_first` and `_more`: this promise's stripe of the shared table.
-  @inlinable var _lock: _Lock { _Lock(for: self) }
-  // Every mutable field is written only while `_lock` is held. `_outcome` never changes once set, and
-  // a delivery, which reads it without the lock, is scheduled only after it was set.
-  // `@exclusivity(unchecked)`: the lock already rules out overlapping accesses; the dynamic checks cost
-  // more than the rest of a delivery.
-  /// The outcome, once settled. Never changes after it is set. (A three-case enum rather than
-  /// `Result?`: the generic `deinit` looks up the metadata of this field's type to destroy it, and an
-  /// optional `Result` needs two lookups — a third of the cost of a whole `map` step.)
-  @exclusivity(unchecked) @usableFromInline var _outcome: _Outcome<Success, Failure>
-  /// The first waiting observer, stored inline so the common single-observer case needs no array.
-  @exclusivity(unchecked) @usableFromInline var _first: _Observer<Success, Failure>?
-  /// Further waiting observers, in registration order.
-  @exclusivity(unchecked) @usableFromInline var _more: [_Observer<Success, Failure>] = []
-  /// Where the delivery of the outcome stands. Observers added while it is under way, from any thread,
-  /// join it: the delivering thread runs them after the others.
-  @exclusivity(unchecked) @usableFromInline var _delivery = _Delivery.idle
-  /// Whether dropping this promise while pending is reported (user-created promises only).
-  @usableFromInline let _reportsBroken: Bool
-  /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
-  @usableFromInline let _queue: DispatchQueue?
-  #if DEBUG
-    /// Where a user-created promise was made, for the broken-promise report. Debug builds only: release
-    /// builds spend no memory on it. Set once, before the promise is shared.
-    @usableFromInline var _origin: (file: StaticString, line: UInt)?
-  #endif
-
-  @inlinable init(
-    _result: Result<Success, Failure>?, reportsBroken: Bool, queue: DispatchQueue? = nil
-  ) {
-    self._outcome = _Outcome(_result)
-    self._reportsBroken = reportsBroken
-    self._queue = queue
-  }
-
+public final class ResultPromise<Success, Failure: Error>:
+  _PromiseStorage<Success, Failure, Result<Success, Failure>?>
+{
   /// Creates a pending promise; settle it later with ``fulfil(with:)``, ``succeed(_:)`` or ``fail(_:)``.
   ///
   /// ```swift
@@ -140,8 +97,8 @@ public final class ResultPromise<Success, Failure: Error> {
   /// - Parameters:
   ///   - file: Where the promise is made, for the report; leave the default.
   ///   - line: The line where the promise is made, for the report; leave the default.
-  @inlinable public convenience init(file: StaticString = #fileID, line: UInt = #line) {
-    self.init(_result: nil, reportsBroken: true)
+  @inlinable public init(file: StaticString = #fileID, line: UInt = #line) {
+    super.init(outcome: nil, phase: .pending, reportsBroken: true, queue: nil)
     #if DEBUG
       _origin = (file, line)
     #endif
@@ -153,8 +110,8 @@ public final class ResultPromise<Success, Failure: Error> {
   /// let done = ResultPromise<Int, MyError>(.success(1))
   /// ```
   /// - Parameter result: The outcome every observer receives.
-  @inlinable public convenience init(_ result: Result<Success, Failure>) {
-    self.init(_result: result, reportsBroken: false)
+  @inlinable public init(_ result: Result<Success, Failure>) {
+    super.init(outcome: result, phase: .settled, reportsBroken: false, queue: nil)
   }
 
   // Disfavoured because a trailing closure also matches `value:` (a closure is a possible `Success`):
@@ -208,32 +165,7 @@ public final class ResultPromise<Success, Failure: Error> {
     start { handle.promise.fulfil(with: $0) }
   }
 
-  deinit {
-    // Settled promises have delivered and dropped their observers; only a pending one still holds
-    // any (`_more` is non-empty only when `_first` is set).
-    guard _first != nil else { return }
-    if _reportsBroken, case .pending = _outcome {
-      #if DEBUG
-        PromiseDiagnostics._report(Self.self, observers: 1 + _more.count, madeAt: _origin)
-      #else
-        PromiseDiagnostics._report(Self.self, observers: 1 + _more.count, madeAt: nil)
-      #endif
-    }
-    // Each observer owns the next promise of its chain; releasing them here would recurse once per
-    // link. Hand the only references to the graveyard, which releases them in a loop instead.
-    _Trampoline.current.bury(_takeObservers())
-  }
-
-  /// The outcome as a `Result`, or `nil` while pending.
-  @inlinable var _result: Result<Success, Failure>? {
-    switch _outcome {
-    case .pending: nil
-    case .success(let value): .success(value)
-    case .failure(let error): .failure(error)
-    }
-  }
-
-  // MARK: Resolving
+  // MARK: Settling
 
   /// Settles the promise with `result`, unless it is already settled.
   ///
@@ -252,11 +184,10 @@ public final class ResultPromise<Success, Failure: Error> {
   public func fulfil(with result: Result<Success, Failure>) -> Bool {
     // nil: already settled; false: settled now, nobody waiting; true: settled now, observers waiting.
     let settled: Bool? = _lock.withLock {
-      guard case .pending = _outcome else { return nil }
-      _outcome = _Outcome(result)
-      guard _first != nil else { return false }
-      _delivery = .scheduled
-      return true
+      guard _phase == .pending else { return nil }
+      _outcome = result
+      _phase = _first == nil ? .settled : .scheduled
+      return _phase == .scheduled
     }
     if settled == true { _scheduleDelivery() }
     return settled != nil
@@ -294,10 +225,7 @@ public final class ResultPromise<Success, Failure: Error> {
   /// if promise.isPending { showSpinner() }
   /// ```
   @inlinable public var isPending: Bool {
-    _lock.withLock {
-      if case .pending = _outcome { return true }
-      return false
-    }
+    _lock.withLock { _phase == .pending }
   }
 
   /// Registers `observer` to receive the result, exactly once.
@@ -313,42 +241,12 @@ public final class ResultPromise<Success, Failure: Error> {
   ///
   /// If the promise is settled, `observer` runs on the calling thread before this method returns
   /// (queued behind the current callback if called from inside one). Otherwise it runs on the thread
-  /// that settles the promise. Observers run in registration order.
+  /// that settles the promise. Observers run in registration order, one at a time: one registered
+  /// while the promise's observers are being called on another thread is called there, after them.
   /// - Parameter observer: Receives the result. The promise releases it after calling it.
   @inlinable
   public func `await`(_ observer: @escaping @Sendable (Result<Success, Failure>) -> Void) {
     _await(observer)
-  }
-
-  /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`).
-  @inlinable func _await(_ observer: @escaping _Observer<Success, Failure>) {
-    // The result to call `observer` with here, or `nil` if it now waits: the promise is pending, or a
-    // delivery is under way (which it joins), or it starts a delivery on the promise's queue.
-    var schedules = false
-    let settled: Result<Success, Failure>? = _lock.withLock {
-      if let result = _result, _delivery == .idle, _queue == nil { return result }
-      if _first == nil { _first = observer } else { _more.append(observer) }
-      guard _result != nil else { return nil }
-      // Settled: start a delivery on the queue, or join the one under way. A round already scheduled
-      // will take this observer. Schedule the next round now if the running one is on a serial queue
-      // (which runs it next) or on this thread (so that it keeps first-in-first-out order with what else
-      // this thread queues); a running round on another thread schedules it itself when it ends.
-      if _delivery == .idle
-        || (_delivery == .running && (_queue != nil || _Trampoline.current.isRunning(self)))
-      {
-        _delivery = .scheduled
-        schedules = true
-      }
-      return nil
-    }
-    if schedules { _scheduleDelivery() }
-    guard let result = settled else { return }
-    let trampoline = _Trampoline.current
-    if trampoline.isDraining {
-      trampoline.enqueue(_LateObserver(observer, of: self).job)
-    } else {
-      trampoline.runAsCallback { observer(result) }
-    }
   }
 
   // MARK: Chaining
@@ -364,10 +262,7 @@ public final class ResultPromise<Success, Failure: Error> {
   public func then<NewSuccess>(
     _ transform: @escaping @Sendable (Success) -> Result<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
-    if let next = _stepNow({ ResultPromise<NewSuccess, Failure>($0.flatMap(transform)) }) { return next }
-    let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
-    self._await { next.fulfil(with: $0.flatMap(transform)) }
-    return next
+    _chain(transform) { transform, result, next in next.fulfil(with: result.flatMap(transform)) }
   }
 
   /// Continues with a step that returns another promise, and adopts that promise's outcome.
@@ -381,11 +276,7 @@ public final class ResultPromise<Success, Failure: Error> {
   public func thenAsync<NewSuccess>(
     _ transform: @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
-    let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
-    if _stepNow({ next._adopt($0, then: transform) }) == nil {
-      self._await { next._adopt($0, then: transform) }
-    }
-    return next
+    _chain(transform) { transform, result, next in next._adopt(result, then: transform) }
   }
 
   /// Transforms the success value; a failure passes on unchanged.
@@ -399,10 +290,7 @@ public final class ResultPromise<Success, Failure: Error> {
   public func map<NewSuccess>(
     _ transform: @escaping @Sendable (Success) -> NewSuccess
   ) -> ResultPromise<NewSuccess, Failure> {
-    if let next = _stepNow({ ResultPromise<NewSuccess, Failure>($0.map(transform)) }) { return next }
-    let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
-    self._await { next.fulfil(with: $0.map(transform)) }
-    return next
+    _chain(transform) { transform, result, next in next.fulfil(with: result.map(transform)) }
   }
 
   // Disfavoured so that a non-throwing closure picks the plain `map` above. With only this overload,
@@ -422,10 +310,9 @@ public final class ResultPromise<Success, Failure: Error> {
   public func map<NewSuccess>(
     _ transform: @escaping @Sendable (Success) throws(Failure) -> NewSuccess
   ) -> ResultPromise<NewSuccess, Failure> {
-    if let next = _stepNow({ ResultPromise<NewSuccess, Failure>(Self._map($0, transform)) }) { return next }
-    let next = ResultPromise<NewSuccess, Failure>(_result: nil, reportsBroken: false)
-    self._await { next.fulfil(with: Self._map($0, transform)) }
-    return next
+    _chain(transform) { transform, result, next in
+      next.fulfil(with: result.flatMap { value in Result { () throws(Failure) in try transform(value) } })
+    }
   }
 
   /// Transforms the failure, for example into the error type of the next layer.
@@ -439,10 +326,7 @@ public final class ResultPromise<Success, Failure: Error> {
   public func mapError<NewFailure>(
     _ transform: @escaping @Sendable (Failure) -> NewFailure
   ) -> ResultPromise<Success, NewFailure> {
-    if let next = _stepNow({ ResultPromise<Success, NewFailure>($0.mapError(transform)) }) { return next }
-    let next = ResultPromise<Success, NewFailure>(_result: nil, reportsBroken: false)
-    self._await { next.fulfil(with: $0.mapError(transform)) }
-    return next
+    _chain(transform) { transform, result, next in next.fulfil(with: result.mapError(transform)) }
   }
 
   // MARK: Recovering
@@ -458,7 +342,7 @@ public final class ResultPromise<Success, Failure: Error> {
   public func recover<NewFailure>(
     _ transform: @escaping @Sendable (Failure) -> Result<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
-    _recover(transform)
+    _chain(transform) { transform, result, next in next.fulfil(with: result.flatMapError(transform)) }
   }
 
   // Without this overload, a closure that does not name its error type
@@ -477,17 +361,7 @@ public final class ResultPromise<Success, Failure: Error> {
   public func recover(
     _ transform: @escaping @Sendable (Failure) -> Result<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _recover(transform)
-  }
-
-  /// The body of both `recover`s.
-  @inlinable func _recover<NewFailure>(
-    _ transform: @escaping (Failure) -> Result<Success, NewFailure>
-  ) -> ResultPromise<Success, NewFailure> {
-    if let next = _stepNow({ ResultPromise<Success, NewFailure>($0.flatMapError(transform)) }) { return next }
-    let next = ResultPromise<Success, NewFailure>(_result: nil, reportsBroken: false)
-    self._await { next.fulfil(with: $0.flatMapError(transform)) }
-    return next
+    _chain(transform) { transform, result, next in next.fulfil(with: result.flatMapError(transform)) }
   }
 
   /// Handles a failure with a step that returns another promise; a success passes on unchanged.
@@ -501,70 +375,19 @@ public final class ResultPromise<Success, Failure: Error> {
   public func recoverAsync<NewFailure>(
     _ transform: @escaping @Sendable (Failure) -> ResultPromise<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
-    let next = ResultPromise<Success, NewFailure>(_result: nil, reportsBroken: false)
-    if _stepNow({ next._adopt($0, recovering: transform) }) == nil {
-      self._await { next._adopt($0, recovering: transform) }
-    }
-    return next
+    _chain(transform) { transform, result, next in next._adopt(result, recovering: transform) }
   }
 
-  // MARK: Internals
-
-  /// Runs `step` with the result right away and returns what it returns, if this promise has settled,
-  /// delivers synchronously and no callback is running on this thread; otherwise returns `nil`.
-  ///
-  /// The fast path of the chaining operators: on a settled promise, a step needs no observer closure.
-  /// Work that `step` sets off is queued and drained before this returns, as for any callback.
-  @inlinable func _stepNow<T>(_ step: (Result<Success, Failure>) -> T) -> T? {
-    guard _queue == nil, let result = _lock.withLock({ _delivery == .idle ? _result : nil }) else {
-      return nil
-    }
-    let trampoline = _Trampoline.current
-    guard !trampoline.isDraining else { return nil }
-    return trampoline.runAsCallback { step(result) }
-  }
-
-  /// `result` with `transform` applied to its value, a thrown error becoming the failure.
-  @inlinable static func _map<NewSuccess>(
-    _ result: Result<Success, Failure>, _ transform: (Success) throws(Failure) -> NewSuccess
-  ) -> Result<NewSuccess, Failure> {
-    result.flatMap { value in Result { () throws(Failure) in try transform(value) } }
-  }
-
-  /// Settles with `result`'s failure, or like the promise `transform` makes from its value.
-  @inlinable func _adopt<Value>(
-    _ result: Result<Value, Failure>, then transform: (Value) -> ResultPromise<Success, Failure>
-  ) {
-    switch result {
-    case .success(let value): _adopt(transform(value))
-    case .failure(let error): fulfil(with: .failure(error))
-    }
-  }
-
-  /// Settles with `result`'s value, or like the promise `transform` makes from its failure.
-  @inlinable func _adopt<Failed>(
-    _ result: Result<Success, Failed>, recovering transform: (Failed) -> ResultPromise<Success, Failure>
-  ) {
-    switch result {
-    case .success(let value): fulfil(with: .success(value))
-    case .failure(let error): _adopt(transform(error))
-    }
-  }
-
-  /// Settles this promise like `other`, at once if `other` is settled and not delivering. A promise
-  /// told to adopt itself could never settle: that is reported as a broken promise instead.
-  @inlinable func _adopt(_ other: ResultPromise<Success, Failure>) {
-    guard other !== self else { return PromiseDiagnostics._reportSelfAdoption(Self.self) }
-    if let result = other._lock.withLock({ other._delivery == .idle ? other._result : nil }) {
-      fulfil(with: result)
-    } else {
-      other._await { self.fulfil(with: $0) }
-    }
+  /// Creates a pending promise for an operator to settle. It is not reported when dropped while
+  /// pending (dropping a pending chain reports its root once), and if `queue` is given its observers
+  /// run there (for `receive(on:)`).
+  @inlinable init(_pendingOn queue: DispatchQueue?) {
+    super.init(outcome: nil, phase: .pending, reportsBroken: false, queue: queue)
   }
 }
 
-// `@unchecked Sendable` when the value is `Sendable`: the state is guarded by the lock as described
-// at the top of the class, and a `Sendable` value may be read by any thread.
+// `@unchecked Sendable` when the value is `Sendable`: all mutable state is guarded by the promise's lock
+// (see "How it works" below), and a `Sendable` value may be read by any thread.
 extension ResultPromise: @unchecked Sendable where Success: Sendable {}
 
 extension ResultPromise where Success: Sendable {
@@ -593,15 +416,6 @@ extension ResultPromise where Success: Sendable {
   }
 }
 
-/// Carries a promise into the `fulfil` closure of `init(_ start:)` for a non-`Sendable` value.
-///
-/// `@unchecked Sendable`: the closure only calls `fulfil(with:)`, which is thread-safe, with a result the
-/// caller has given up (`sending`); it reads nothing else of the promise.
-@usableFromInline struct _SendingHandle<Success, Failure: Error>: @unchecked Sendable {
-  @usableFromInline let promise: ResultPromise<Success, Failure>
-  @inlinable init(_ promise: ResultPromise<Success, Failure>) { self.promise = promise }
-}
-
 extension ResultPromise where Success == Void {
   /// Settles a `Void` promise with a success, unless it is already settled.
   ///
@@ -616,12 +430,165 @@ extension ResultPromise where Success == Void {
   }
 }
 
-// MARK: - Delivery machinery (internal)
+/// Reports promises that are dropped before they settle (a "broken promise").
+///
+/// A promise made with `ResultPromise()` or `ResultPromise { fulfil in … }` that is deallocated while
+/// still pending, with observers waiting, calls ``brokenPromiseHandler``
+/// once. Promises made by operators (`then`, `map`, …) never report, so dropping a long pending chain
+/// reports once, for its root. In debug builds the report names the file and line that made the
+/// promise:
+///
+/// ```
+/// warning: ResultPromise<Data, APIError> made at App/Loader.swift:42 was deallocated while pending; its 1 observer will never be called.
+/// ```
+///
+/// A debug build is one compiled with the `DEBUG` condition, as SwiftPM does for `swift build` and
+/// `swift test` (and not for `-c release`) — for this package too when it is a dependency — and as
+/// Xcode does in the Debug configuration. A copied core file follows its target's settings. Release
+/// builds store no location and, by default, build no report.
+///
+/// A promise told to adopt itself (`thenAsync` or `recoverAsync` returning the very promise it is to
+/// settle) could never settle; that is reported through the same handler.
+///
+/// ```swift
+/// PromiseDiagnostics.brokenPromiseHandler = { message in logger.warning("\(message)") }
+/// ```
+public enum PromiseDiagnostics {
+  /// Called with a one-line description when a user-created promise is deallocated while pending with
+  /// observers waiting; `nil` reports nothing. Runs on the thread that releases the promise; keep it short.
+  ///
+  /// The default is ``writeToStandardError`` in debug builds and `nil` in release builds, where no
+  /// report is even built. Safe to read and set from any thread.
+  ///
+  /// ```swift
+  /// PromiseDiagnostics.brokenPromiseHandler = { message in logger.warning("\(message)") }
+  /// PromiseDiagnostics.brokenPromiseHandler = nil   // silence
+  /// ```
+  public static var brokenPromiseHandler: (@Sendable (_ message: String) -> Void)? {
+    get { hook.lock.withLock { hook.handler } }
+    set { hook.lock.withLock { hook.handler = newValue } }
+  }
 
-/// Where a promise's delivery stands: none under way, a round scheduled (not started), or a round
-/// running with none scheduled after it.
-@usableFromInline enum _Delivery: UInt8 {
-  case idle, scheduled, running
+  /// A ``brokenPromiseHandler`` that writes `warning: <message>` as one line to standard error.
+  ///
+  /// ```swift
+  /// PromiseDiagnostics.brokenPromiseHandler = PromiseDiagnostics.writeToStandardError   // also in release
+  /// ```
+  public static let writeToStandardError: @Sendable (_ message: String) -> Void = { message in
+    var line = "warning: \(message)\n"
+    _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
+  }
+}
+
+// MARK: - How it works
+//
+// State. A promise is pending, then settled with its outcome, which never changes again. Its observers
+// wait in `_first` (the common single observer, without an array) and `_more`. All of it is guarded by
+// a mutex that the promise shares with others whose addresses hash to the same stripe of a fixed table
+// (`_Lock`): no lock storage or allocation per promise. No lock is ever held while user code runs or
+// while another is taken, so nothing deadlocks.
+//
+// Delivery. Settling a promise that has observers schedules a *delivery*, which runs in rounds: a round
+// takes the observers waiting at its start (under the lock) and calls them in order (without it). An
+// observer added while a delivery is scheduled or running, from any thread, joins it instead of running
+// at once on its own thread: at the end of a round the delivering thread checks for joiners and
+// schedules another round. So observers run in registration order and never two at once. Only a settled
+// promise with no delivery under way calls a new observer at once, on the caller's thread. `_phase`
+// says which of these holds.
+//
+// The trampoline: stack safety and order on one thread. Deliveries are not run by recursion. Each
+// thread has a first-in-first-out queue of jobs (`_Trampoline`); the outermost call on a thread runs
+// its job and then drains the queue in a loop, and anything set off meanwhile (a `fulfil` inside an
+// observer, a registration on a settled promise) is appended to the queue. A chain of a million steps
+// thus settles in one loop, at constant stack depth. A job holds its promise, so an observer only ever
+// runs while its promise is alive.
+//
+// Steps. Every operator is one `_chain` call: it makes the next promise and observes this one with one
+// closure that applies the step to the result and settles the next promise. On a promise that can
+// deliver at once, the step runs without any closure being stored.
+//
+// Release. Each observer of a pending chain holds the next promise, so releasing a long pending chain
+// would free it recursively; `deinit` hands the observers to the trampoline's graveyard, which releases
+// them in a loop instead.
+//
+// Why a base class holds the storage: a class's `deinit` is never specialised, and destroying a field
+// whose type is built from generic parameters (such as `Result<Success, Failure>?`) makes it look that
+// type's metadata up at run time, on every release. A field whose type *is* a generic parameter
+// (`Outcome`) needs no lookup.
+
+/// The storage of a ``ResultPromise``; not for use outside the library.
+///
+/// A base class only so that the outcome's type is one of its generic parameters (see "How it works"
+/// in the source). Every mutable field is read and written only while `_lock` is held, except
+/// `_outcome` after settlement, when it no longer changes. `@exclusivity(unchecked)`: the lock already
+/// rules out overlapping accesses, and the dynamic checks would cost more than the rest of a delivery.
+public class _PromiseStorage<Success, Failure: Error, Outcome> {
+  /// The outcome once settled (`Result<Success, Failure>?` in ``ResultPromise``).
+  @exclusivity(unchecked) @usableFromInline var _outcome: Outcome
+  /// Pending, settled, or where the delivery of the outcome stands.
+  @exclusivity(unchecked) @usableFromInline var _phase: _Phase
+  /// Whether dropping this promise while pending is reported (user-created promises only).
+  @usableFromInline let _reportsBroken: Bool
+  /// The first waiting observer, stored inline so the common single-observer case needs no array.
+  @exclusivity(unchecked) @usableFromInline var _first: _Observer<Success, Failure>?
+  /// Further waiting observers, in registration order; non-empty only when `_first` is set.
+  @exclusivity(unchecked) @usableFromInline var _more: [_Observer<Success, Failure>] = []
+  /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
+  @usableFromInline let _queue: DispatchQueue?
+  #if DEBUG
+    /// Where a user-created promise was made, for the broken-promise report. Debug builds only: release
+    /// builds spend no memory on it. Set once, before the promise is shared.
+    @usableFromInline var _origin: (file: StaticString, line: UInt)?
+  #endif
+
+  @inlinable init(outcome: Outcome, phase: _Phase, reportsBroken: Bool, queue: DispatchQueue?) {
+    _outcome = outcome
+    _phase = phase
+    _reportsBroken = reportsBroken
+    _queue = queue
+  }
+
+  deinit {
+    // Only a pending promise still holds observers: a settled one has delivered them.
+    guard _first != nil else { return }
+    if _reportsBroken {
+      #if DEBUG
+        PromiseDiagnostics._reportBroken(type(of: self), observers: 1 + _more.count, madeAt: _origin)
+      #else
+        PromiseDiagnostics._reportBroken(type(of: self), observers: 1 + _more.count, madeAt: nil)
+      #endif
+    }
+    _Trampoline.current.bury(_takeObservers())
+  }
+
+  /// The lock guarding this promise: its stripe of the shared table.
+  @inlinable var _lock: _Lock { _Lock(for: self) }
+
+  /// Moves the waiting observers out, leaving none behind.
+  @inlinable func _takeObservers() -> _Observers<Success, Failure> {
+    // Not `_first.take()`: passing a closure through that generic function costs two reabstraction
+    // allocations. `consume` ends the locals here, so the result holds the only references.
+    let first = _first
+    _first = nil
+    var more: [_Observer<Success, Failure>] = []
+    swap(&more, &_more)
+    return _Observers(first: consume first, more: consume more)
+  }
+}
+
+// MARK: - Delivery
+
+/// Where a promise stands: `pending`; `settled` with no delivery under way; a delivery round
+/// `scheduled` (not started); or a round `running` with none scheduled after it.
+@usableFromInline enum _Phase: UInt8 {
+  /// Not settled yet.
+  case pending
+  /// Settled; no delivery under way, so a new observer runs at once.
+  case settled
+  /// Settled; a delivery round is scheduled and will take the waiting observers.
+  case scheduled
+  /// Settled; a round is running, and another is scheduled when it ends if observers joined.
+  case running
 }
 
 /// A waiting observer as the promise stores it. Not `@Sendable`: the public API takes `@Sendable`
@@ -629,22 +596,147 @@ extension ResultPromise where Success == Void {
 /// a chain, which are `Sendable` only when their values are.
 @usableFromInline typealias _Observer<Success, Failure: Error> = (Result<Success, Failure>) -> Void
 
-/// A promise's outcome: pending, or settled one way or the other.
-@usableFromInline enum _Outcome<Success, Failure: Error> {
-  case pending
-  case success(Success)
-  case failure(Failure)
+extension ResultPromise {
+  /// A pending promise for an operator to settle; see ``init(_pendingOn:)``.
+  @inlinable static func _pending() -> ResultPromise { ResultPromise(_pendingOn: nil) }
 
-  @inlinable init(_ result: Result<Success, Failure>?) {
-    switch result {
-    case nil: self = .pending
-    case .success(let value)?: self = .success(value)
-    case .failure(let error)?: self = .failure(error)
+  /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`).
+  @inlinable func _await(_ observer: @escaping _Observer<Success, Failure>) {
+    if let result = _register({ observer }) {
+      _Trampoline.current.runAsCallback { observer(result) }
     }
+  }
+
+  /// Chains a step: returns a new promise, and once this one settles calls
+  /// `apply(transform, result, next)`, which settles the new promise.
+  ///
+  /// `apply` captures nothing, so the one closure stored per pending step holds `transform`, `apply`
+  /// and the new promise: one allocation besides the promise. A promise that can deliver at once runs
+  /// the step directly, with no closure stored at all.
+  @inlinable func _chain<Transform, NewSuccess, NewFailure>(
+    _ transform: Transform,
+    _ apply: @escaping (Transform, Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
+  ) -> ResultPromise<NewSuccess, NewFailure> {
+    let next = ResultPromise<NewSuccess, NewFailure>._pending()
+    if let result = _register({ { apply(transform, $0, next) } }) {
+      _Trampoline.current.runAsCallback { apply(transform, result, next) }
+    }
+    return next
+  }
+
+  /// Adds the observer that `observer()` makes, or returns the result to call it with at once on this
+  /// thread, without making it: when the promise is settled, no delivery is under way, its observers
+  /// run synchronously and no callback is running on this thread.
+  @inlinable func _register(
+    _ observer: () -> _Observer<Success, Failure>
+  ) -> Result<Success, Failure>? {
+    var schedules = false
+    let now: Result<Success, Failure>? = _lock.withLock {
+      if _phase == .settled, _queue == nil, !_Trampoline.current.isDraining { return _outcome }
+      if _first == nil { _first = observer() } else { _more.append(observer()) }
+      // A settled promise starts a delivery (on this thread's queue, or on its own queue). A running
+      // round is followed at once by the next if it runs on this thread, to keep first-in-first-out
+      // order with this thread's other queued work, or on a serial queue; a round running on another
+      // thread schedules the next itself when it ends.
+      if _phase == .settled
+        || (_phase == .running && (_queue != nil || _Trampoline.current.isRunning(self)))
+      {
+        _phase = .scheduled
+        schedules = true
+      }
+      return nil
+    }
+    if schedules { _scheduleDelivery() }
+    return now
+  }
+
+  /// Runs a delivery round where this promise's observers run: through the current thread's queue of
+  /// work, or on `_queue`.
+  @inlinable func _scheduleDelivery() {
+    let job = _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver() }
+    if let queue = _queue {
+      queue.async { _Trampoline.current.run(job) }
+    } else {
+      _Trampoline.current.run(job)
+    }
+  }
+
+  /// One delivery round: calls the observers waiting now. If more joined from other threads meanwhile,
+  /// schedules another round behind the work already queued; otherwise the delivery ends.
+  @inlinable func _deliver() {
+    let (observers, outcome) = _lock.withLock {
+      _phase = .running
+      return (_takeObservers(), _outcome)
+    }
+    guard let result = outcome else { return }
+    observers.first?(result)
+    for observer in observers.more { observer(result) }
+    let another: Bool = _lock.withLock {
+      guard _phase == .running else { return false }  // a round is scheduled already
+      _phase = _first == nil ? .settled : .scheduled
+      return _phase == .scheduled
+    }
+    if another { _scheduleDelivery() }
+  }
+
+  /// Settles with `result`'s failure, or like the promise `transform` makes from its value.
+  @inlinable func _adopt<Value>(
+    _ result: Result<Value, Failure>, then transform: (Value) -> ResultPromise<Success, Failure>
+  ) {
+    switch result {
+    case .success(let value): _adopt(transform(value))
+    case .failure(let error): fulfil(with: .failure(error))
+    }
+  }
+
+  /// Settles with `result`'s value, or like the promise `transform` makes from its failure.
+  @inlinable func _adopt<Failed>(
+    _ result: Result<Success, Failed>, recovering transform: (Failed) -> ResultPromise<Success, Failure>
+  ) {
+    switch result {
+    case .success(let value): fulfil(with: .success(value))
+    case .failure(let error): _adopt(transform(error))
+    }
+  }
+
+  /// Settles this promise like `other`: at once if `other` is settled, otherwise when it settles.
+  /// A promise told to adopt itself could never settle; that is reported instead.
+  @inlinable func _adopt(_ other: ResultPromise<Success, Failure>) {
+    guard other !== self else { return PromiseDiagnostics._reportSelfAdoption(Self.self) }
+    if let result = other._lock.withLock({ other._phase == .pending ? nil : other._outcome }) {
+      fulfil(with: result)
+    } else {
+      other._await { self.fulfil(with: $0) }
+    }
+  }
+
+  /// The outcome, read under the lock; `nil` while pending.
+  @inlinable var _settledResult: Result<Success, Failure>? { _lock.withLock { _outcome } }
+}
+
+/// Carries a promise into the `fulfil` closure of `init(_ start:)` for a non-`Sendable` value.
+///
+/// `@unchecked Sendable`: the closure only calls `fulfil(with:)`, which is thread-safe, with a result the
+/// caller has given up (`sending`); it reads nothing else of the promise.
+@usableFromInline struct _SendingHandle<Success, Failure: Error>: @unchecked Sendable {
+  @usableFromInline let promise: ResultPromise<Success, Failure>
+  @inlinable init(_ promise: ResultPromise<Success, Failure>) { self.promise = promise }
+}
+
+/// Observers taken from a promise, for a delivery round or for the graveyard.
+@usableFromInline struct _Observers<Success, Failure: Error> {
+  @usableFromInline let first: _Observer<Success, Failure>?
+  @usableFromInline let more: [_Observer<Success, Failure>]
+
+  @inlinable init(first: _Observer<Success, Failure>?, more: [_Observer<Success, Failure>]) {
+    self.first = first
+    self.more = more
   }
 }
 
-/// Work for the per-thread queue: `run(target)`.
+// MARK: - The trampoline
+
+/// Work for a thread's queue: `run(target)`.
 ///
 /// `run` is a closure literal written in `@inlinable` code, so the client specialises it and, with no
 /// generic context left to capture, it needs no allocation. (A protocol witness would run the
@@ -662,97 +754,17 @@ extension ResultPromise where Success == Void {
   }
 }
 
-extension ResultPromise {
-  /// A job that delivers this promise's result to the observers waiting at settlement.
-  @inlinable var _deliveryJob: _Job {
-    _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver() }
-  }
-
-  /// Runs this promise's delivery where its observers run: through the current thread's queue of work,
-  /// or on its `_queue`.
-  @inlinable func _scheduleDelivery() {
-    let job = _deliveryJob
-    if let queue = _queue {
-      queue.async { _Trampoline.current.deliver(job) }
-    } else {
-      _Trampoline.current.deliver(job)
-    }
-  }
-
-  /// Runs one round of the delivery: calls the observers waiting now. If more joined from other threads
-  /// meanwhile, schedules another round behind the work already queued; otherwise the delivery ends,
-  /// and observers added later run on their own threads.
-  @inlinable func _deliver() {
-    guard let result = _result else { return }
-    let observers = _lock.withLock {
-      _delivery = .running
-      return _takeObservers()
-    }
-    observers.first?(result)
-    for observer in observers.more { observer(result) }
-    let another: Bool = _lock.withLock {
-      guard _delivery == .running else { return false }  // a round is scheduled already
-      _delivery = _first == nil ? .idle : .scheduled
-      return _delivery == .scheduled
-    }
-    if another { _scheduleDelivery() }
-  }
-
-  /// Moves the waiting observers out, leaving none behind.
-  @inlinable func _takeObservers() -> _Observers<Success, Failure> {
-    // Not `_first.take()`: passing a closure through that generic function costs two reabstraction
-    // allocations per delivery. `consume` ends the locals here, so the result holds the only references.
-    let first = _first
-    _first = nil
-    var more: [_Observer<Success, Failure>] = []
-    swap(&more, &_more)
-    return _Observers(first: consume first, more: consume more)
-  }
-}
-
-/// An observer registered on a settled promise from inside a callback, waiting in the queue.
-/// It holds the promise, like a delivery job does, so that an observer only ever runs while its promise
-/// is alive.
-@usableFromInline final class _LateObserver<Success, Failure: Error> {
-  @usableFromInline let observer: _Observer<Success, Failure>
-  @usableFromInline let promise: ResultPromise<Success, Failure>
-
-  @inlinable init(
-    _ observer: @escaping _Observer<Success, Failure>, of promise: ResultPromise<Success, Failure>
-  ) {
-    self.observer = observer
-    self.promise = promise
-  }
-
-  @inlinable var job: _Job {
-    _Job(self) {
-      let late = unsafeDowncast($0, to: _LateObserver<Success, Failure>.self)
-      if let result = late.promise._result { late.observer(result) }
-    }
-  }
-}
-
-/// Observers taken from a promise deallocated while pending, kept alive until the graveyard frees them.
-@usableFromInline struct _Observers<Success, Failure: Error> {
-  @usableFromInline let first: _Observer<Success, Failure>?
-  @usableFromInline let more: [_Observer<Success, Failure>]
-
-  @inlinable init(first: _Observer<Success, Failure>?, more: [_Observer<Success, Failure>]) {
-    self.first = first
-    self.more = more
-  }
-}
-
-/// The per-thread state that keeps delivery and deallocation at constant stack depth.
+/// The per-thread queue of jobs that keeps delivery and release at constant stack depth.
 ///
-/// `isDraining` is set while a callback runs on this thread; work set off meanwhile is queued and run
-/// by the outermost caller's loop. Likewise `bury` frees a released chain one link per loop turn.
-/// Each instance is reached only from its own thread (through thread-local storage).
+/// `isDraining` is true while this thread runs a callback or a job; work set off meanwhile is queued and
+/// run by the outermost caller's loop. Likewise `bury` frees a released chain one link per loop turn.
+/// Each instance is reached only from its own thread (through thread-local storage), so its fields are
+/// `@exclusivity(unchecked)`: never accessed in overlapping ways.
 @usableFromInline final class _Trampoline {
-  // `@exclusivity(unchecked)`: only ever touched by its own thread, never in overlapping accesses.
   @exclusivity(unchecked) @usableFromInline var isDraining = false
   /// The target of the job running now, if any (compared by address only).
   @exclusivity(unchecked) @usableFromInline var running: UnsafeMutableRawPointer?
+  /// A ring buffer of queued jobs; its capacity is a power of two.
   @exclusivity(unchecked) private var jobs = ContiguousArray<_Job?>(repeating: nil, count: 16)
   @exclusivity(unchecked) private var head = 0
   @exclusivity(unchecked) private var count = 0
@@ -783,19 +795,18 @@ extension ResultPromise {
     return key
   }()
 
-  /// Runs `job` now if no callback is running on this thread, then everything it queued; else queues it.
-  @usableFromInline func deliver(_ job: _Job) {
+  /// Queues `job` behind the work waiting on this thread, or, if none is running, runs it now and then
+  /// everything it sets off. The one place where work is queued or run.
+  @usableFromInline func run(_ job: _Job) {
     if isDraining {
       enqueue(job)
     } else {
-      isDraining = true
-      run(job)
-      drain()
+      runAsCallback { call(job) }
     }
   }
 
-  /// Runs `job`, noting its target so that `isRunning` can tell.
-  @inlinable func run(_ job: _Job) {
+  /// Calls `job`, noting its target so that `isRunning` can tell.
+  @inlinable func call(_ job: _Job) {
     running = Unmanaged.passUnretained(job.target).toOpaque()
     job.run(job.target)
     running = nil
@@ -806,8 +817,7 @@ extension ResultPromise {
     running == Unmanaged.passUnretained(target).toOpaque()
   }
 
-  /// Runs `body` as a callback — work it sets off is queued — then runs the queue. Only when
-  /// `isDraining` is false.
+  /// Runs `body` as a callback — work it sets off is queued — then the queue. Only when not draining.
   @inlinable func runAsCallback<T>(_ body: () -> T) -> T {
     isDraining = true
     let value = body()
@@ -815,14 +825,14 @@ extension ResultPromise {
     return value
   }
 
-  /// Runs queued jobs until none is left, then leaves the draining state.
+  /// Runs queued jobs until none is left, then leaves the draining state and runs `afterDrain`.
   @usableFromInline func drain() {
     while count > 0 {
       let job = jobs[head]
       jobs[head] = nil
       head = (head + 1) & (jobs.count - 1)
       count -= 1
-      if let job { run(job) }
+      if let job { call(job) }
     }
     isDraining = false
     if !afterDrain.isEmpty {
@@ -838,8 +848,7 @@ extension ResultPromise {
     if isDraining { afterDrain.append(action) } else { action() }
   }
 
-  /// Appends `job` to this thread's first-in-first-out queue (a ring buffer; capacity a power of two).
-  @usableFromInline func enqueue(_ job: _Job) {
+  private func enqueue(_ job: _Job) {
     if count == jobs.count {
       var grown = ContiguousArray<_Job?>(repeating: nil, count: jobs.count * 2)
       for index in 0..<count { grown[index] = jobs[(head + index) & (jobs.count - 1)] }
@@ -862,7 +871,7 @@ extension ResultPromise {
   }
 }
 
-// MARK: - Locking (internal)
+// MARK: - Locking
 
 /// One of a fixed table of mutexes, picked by an object's address.
 ///
@@ -886,11 +895,12 @@ extension ResultPromise {
 
   @usableFromInline static let table = Table()
 
+  /// The mutexes, each on its own cache line.
+  ///
+  /// `@unchecked Sendable`: the mutexes are created once, never moved or freed, and are themselves the
+  /// synchronisation.
   @usableFromInline final class Table: @unchecked Sendable {
-    // @unchecked Sendable: the mutexes are created once, never moved or freed, and are themselves the
-    // synchronisation.
     @usableFromInline static let count = 64
-    /// Bytes between mutexes, so that each stripe sits on its own cache line.
     @usableFromInline static let stride = (MemoryLayout<pthread_mutex_t>.stride + 63) & ~63
     @usableFromInline let base: UnsafeMutableRawPointer
 
@@ -911,54 +921,9 @@ extension ResultPromise {
 
 // MARK: - Diagnostics
 
-/// Reports promises that are dropped before they settle (a "broken promise").
-///
-/// A promise made with `ResultPromise()` or `ResultPromise { fulfil in … }` that is deallocated while
-/// still pending, with observers waiting, calls ``brokenPromiseHandler``
-/// once. Promises made by operators (`then`, `map`, …) never report, so dropping a long pending chain
-/// reports once, for its root. In debug builds the report names the file and line that made the
-/// promise:
-///
-/// ```
-/// warning: ResultPromise<Data, APIError> made at App/Loader.swift:42 was deallocated while pending; its 1 observer will never be called.
-/// ```
-///
-/// A debug build is one compiled with the `DEBUG` condition, as SwiftPM does for `swift build` and
-/// `swift test` (and not for `-c release`) — for this package too when it is a dependency — and as
-/// Xcode does in the Debug configuration. A copied core file follows its target's settings. Release
-/// builds store no location and, by default, build no report.
-///
-/// ```swift
-/// PromiseDiagnostics.brokenPromiseHandler = { message in logger.warning("\(message)") }
-/// ```
-public enum PromiseDiagnostics {
-  /// Called with a one-line description when a user-created promise is deallocated while pending with
-  /// observers waiting; `nil` reports nothing. Runs on the thread that releases the promise; keep it short.
-  ///
-  /// The default is ``writeToStandardError`` in debug builds and `nil` in release builds, where no
-  /// report is even built. Safe to read and set from any thread.
-  ///
-  /// ```swift
-  /// PromiseDiagnostics.brokenPromiseHandler = { message in logger.warning("\(message)") }
-  /// PromiseDiagnostics.brokenPromiseHandler = nil   // silence
-  /// ```
-  public static var brokenPromiseHandler: (@Sendable (_ message: String) -> Void)? {
-    get { hook.lock.withLock { hook.handler } }
-    set { hook.lock.withLock { hook.handler = newValue } }
-  }
-
-  /// A ``brokenPromiseHandler`` that writes `warning: <message>` as one line to standard error.
-  ///
-  /// ```swift
-  /// PromiseDiagnostics.brokenPromiseHandler = PromiseDiagnostics.writeToStandardError   // also in release
-  /// ```
-  public static let writeToStandardError: @Sendable (_ message: String) -> Void = { message in
-    var line = "warning: \(message)\n"
-    _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
-  }
-
-  private final class Hook: @unchecked Sendable {
-    // @unchecked Sendable: `handler` is only read and written while `lock` is held.
+extension PromiseDiagnostics {
+  /// Where the handler lives. `@unchecked Sendable`: `handler` is only used while `lock` is held.
+  fileprivate final class Hook: @unchecked Sendable {
     var lock: _Lock { _Lock(for: self) }
     #if DEBUG
       var handler: (@Sendable (String) -> Void)? = PromiseDiagnostics.writeToStandardError
@@ -967,7 +932,7 @@ public enum PromiseDiagnostics {
     #endif
   }
 
-  private static let hook = Hook()
+  fileprivate static let hook = Hook()
 
   @usableFromInline static func _reportSelfAdoption(_ type: Any.Type) {
     brokenPromiseHandler?(
@@ -975,7 +940,7 @@ public enum PromiseDiagnostics {
         + "it can never settle.")
   }
 
-  @usableFromInline static func _report(
+  @usableFromInline static func _reportBroken(
     _ type: Any.Type, observers: Int, madeAt origin: (file: StaticString, line: UInt)?
   ) {
     guard let handler = brokenPromiseHandler else { return }
