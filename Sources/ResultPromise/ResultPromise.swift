@@ -764,8 +764,10 @@ extension ResultPromise {
   @exclusivity(unchecked) @usableFromInline var isDraining = false
   /// The target of the job running now, if any (compared by address only).
   @exclusivity(unchecked) @usableFromInline var running: UnsafeMutableRawPointer?
-  /// A ring buffer of queued jobs; its capacity is a power of two.
-  @exclusivity(unchecked) private var jobs = ContiguousArray<_Job?>(repeating: nil, count: 16)
+  /// A ring buffer of queued jobs: `count` of them from `head` on, wrapping around. Its capacity is a
+  /// power of two. Raw memory, so that a job is moved in and out rather than copied and released.
+  @exclusivity(unchecked) private var jobs = UnsafeMutablePointer<_Job>.allocate(capacity: 16)
+  @exclusivity(unchecked) private var capacity = 16
   @exclusivity(unchecked) private var head = 0
   @exclusivity(unchecked) private var count = 0
   @exclusivity(unchecked) private var graveyard: [Any] = []
@@ -828,11 +830,10 @@ extension ResultPromise {
   /// Runs queued jobs until none is left, then leaves the draining state and runs `afterDrain`.
   @usableFromInline func drain() {
     while count > 0 {
-      let job = jobs[head]
-      jobs[head] = nil
-      head = (head + 1) & (jobs.count - 1)
+      let job = (jobs + head).move()
+      head = (head + 1) & (capacity - 1)
       count -= 1
-      if let job { call(job) }
+      call(job)
     }
     isDraining = false
     if !afterDrain.isEmpty {
@@ -849,14 +850,22 @@ extension ResultPromise {
   }
 
   private func enqueue(_ job: _Job) {
-    if count == jobs.count {
-      var grown = ContiguousArray<_Job?>(repeating: nil, count: jobs.count * 2)
-      for index in 0..<count { grown[index] = jobs[(head + index) & (jobs.count - 1)] }
+    if count == capacity {
+      let grown = UnsafeMutablePointer<_Job>.allocate(capacity: capacity * 2)
+      grown.moveInitialize(from: jobs + head, count: capacity - head)
+      (grown + capacity - head).moveInitialize(from: jobs, count: head)
+      jobs.deallocate()
       jobs = grown
       head = 0
+      capacity *= 2
     }
-    jobs[(head + count) & (jobs.count - 1)] = job
+    (jobs + ((head + count) & (capacity - 1))).initialize(to: job)
     count += 1
+  }
+
+  deinit {
+    // Runs when the thread exits, after its outermost call has drained the queue: no job is left.
+    jobs.deallocate()
   }
 
   /// Releases `remains` — and whatever that releases in turn through `bury` — in a loop, not recursively.
