@@ -699,11 +699,12 @@ extension ResultPromise {
     }
   }
 
-  /// Settles this promise like `other`: at once if `other` is settled, otherwise when it settles.
-  /// A promise told to adopt itself could never settle; that is reported instead.
+  /// Settles this promise like `other`: at once if `other` is settled and not delivering, otherwise as
+  /// an observer of `other`, in order. A promise told to adopt itself could never settle; that is
+  /// reported instead.
   @inlinable func _adopt(_ other: ResultPromise<Success, Failure>) {
     guard other !== self else { return PromiseDiagnostics._reportSelfAdoption(Self.self) }
-    if let result = other._lock.withLock({ other._phase == .pending ? nil : other._outcome }) {
+    if let result = other._lock.withLock({ other._phase == .settled ? other._outcome : nil }) {
       fulfil(with: result)
     } else {
       other._await { self.fulfil(with: $0) }
@@ -799,7 +800,7 @@ extension ResultPromise {
 
   /// Queues `job` behind the work waiting on this thread, or, if none is running, runs it now and then
   /// everything it sets off. The one place where work is queued or run.
-  @usableFromInline func run(_ job: _Job) {
+  @usableFromInline func run(_ job: consuming _Job) {
     if isDraining {
       enqueue(job)
     } else {
@@ -849,7 +850,7 @@ extension ResultPromise {
     if isDraining { afterDrain.append(action) } else { action() }
   }
 
-  private func enqueue(_ job: _Job) {
+  private func enqueue(_ job: consuming _Job) {
     if count == capacity {
       let grown = UnsafeMutablePointer<_Job>.allocate(capacity: capacity * 2)
       grown.moveInitialize(from: jobs + head, count: capacity - head)
