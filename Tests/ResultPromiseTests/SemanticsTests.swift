@@ -218,6 +218,36 @@ struct SemanticsTests {
     #expect(threads.values.count == 2 && threads.values[0] == threads.values[1])
   }
 
+  @Test("2: thenAsync adopting a promise whose delivery is under way on another thread settles after it")
+  func adoptionJoinsDeliveryUnderWay() async {
+    // Observer 1 of `inner` runs on thread B and lets thread A adopt `inner`, then waits until A's chain
+    // has returned. Adopting is observing: the adopting promise settles after observer 1, on B.
+    let inner = ResultPromise<Int, TestError>()
+    let order = Log<String>()
+    let adopt = DispatchSemaphore(value: 0)
+    let adopted = DispatchSemaphore(value: 0)
+    inner.await { _ in
+      order.append("1 begins")
+      adopt.signal()
+      adopted.wait()
+      order.append("1 ends")
+    }
+    let registrar = Thread {
+      adopt.wait()
+      ResultPromise<Int, TestError>(value: 0)
+        .thenAsync { _ in inner }
+        .await { order.append("adopting promise settled with \($0)") }
+      order.append("A's chain returned")
+      adopted.signal()
+    }
+    registrar.start()
+    await onSmallStack { inner.succeed(7) }
+    #expect(
+      order.values == [
+        "1 begins", "A's chain returned", "1 ends", "adopting promise settled with success(7)",
+      ])
+  }
+
   // MARK: 4. No lock held while user code runs
 
   @Test("4: observers may register observers, read state and resolve promises without deadlock")
