@@ -47,6 +47,7 @@ let (languageMode, common, appOnly): (SwiftLanguageMode, [SwiftSetting], [SwiftS
 
 let package = Package(
   name: "BandsApp",
+  platforms: [.iOS(.v13), .macOS(.v10_15), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
   dependencies: [.package(path: library.path)],
   targets: [
     .target(

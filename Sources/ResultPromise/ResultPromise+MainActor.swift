@@ -202,7 +202,7 @@ extension MainActorPromise {
   public func map<NewSuccess>(
     _ transform: @escaping @MainActor (Success) throws(Failure) -> NewSuccess
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain { result, next in next.fulfil(with: result._map(throwing: transform)) }
+    then { value in Result { () throws(Failure) in try transform(value) } }
   }
 
   /// Transforms the failure on the main actor.

@@ -2,10 +2,13 @@
 //
 // These are the operators (with `receive(on:)`) that move work to a dispatch queue: the timed part
 // runs on a global queue, and what it settles is delivered there like any other `fulfil`. The value
-// moves to that queue's thread, so `Success` must be `Sendable`.
+// moves to that queue's thread, so `Success` must be `Sendable`. They take a `Duration`, so they need
+// iOS 16, macOS 13, tvOS 16 or watchOS 9 (any visionOS); the rest of the library needs only iOS 13,
+// macOS 10.15, tvOS 13 or watchOS 6.
 
 import Dispatch
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 extension ResultPromise where Success: Sendable {
   /// Postpones a success by `duration`; a failure passes on at once.
   ///
@@ -14,6 +17,8 @@ extension ResultPromise where Success: Sendable {
   /// ```
   ///
   /// The delayed success is delivered on a global dispatch queue.
+  ///
+  /// Needs iOS 16, macOS 13, tvOS 16 or watchOS 9, for `Duration`.
   /// - Parameter duration: How long to hold a success back. Zero or less still hops to the queue.
   /// - Returns: A promise that settles like this one, a success `duration` later.
   @inlinable
@@ -36,6 +41,8 @@ extension ResultPromise where Success: Sendable {
   /// ```
   ///
   /// It succeeds on a global dispatch queue.
+  ///
+  /// Needs iOS 16, macOS 13, tvOS 16 or watchOS 9, for `Duration`.
   /// - Parameters:
   ///   - duration: How long to wait.
   ///   - value: The success value.
@@ -54,6 +61,8 @@ extension ResultPromise where Success: Sendable {
   /// The returned promise settles exactly once: with this promise's result if it comes in time
   /// (delivered where that result is), otherwise with `failure` on a global dispatch queue. A result
   /// that arrives after the timeout is dropped. The work behind this promise is not cancelled.
+  ///
+  /// Needs iOS 16, macOS 13, tvOS 16 or watchOS 9, for `Duration`.
   /// - Parameters:
   ///   - duration: How long to wait for this promise.
   ///   - failure: The error to fail with on timeout; evaluated only if the timeout fires.
@@ -82,6 +91,8 @@ extension ResultPromise where Success: Sendable {
   /// returns `true`, the next attempt starts `delay` later on a global dispatch queue; there is no wait
   /// after the last failure. Each attempt gets a fresh promise from `make`. The result is the first
   /// success, or the last failure — after `attempts` tries, or as soon as `shouldRetry` says no.
+  ///
+  /// Needs iOS 16, macOS 13, tvOS 16 or watchOS 9, for `Duration`.
   /// - Parameters:
   ///   - attempts: The number of tries in all; values below 1 count as 1.
   ///   - delay: The wait between a failure and the next try.
@@ -112,6 +123,7 @@ extension ResultPromise where Success: Sendable {
 }
 
 /// The dispatch deadline `duration` from now; negative durations mean now, huge ones the distant future.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 @inlinable func _deadline(after duration: Duration) -> DispatchTime {
   let (seconds, attoseconds) = duration.components
   guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return .now() }

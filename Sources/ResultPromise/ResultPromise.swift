@@ -310,7 +310,9 @@ public final class ResultPromise<Success, Failure: Error>:
   public func map<NewSuccess>(
     _ transform: @escaping @Sendable (Success) throws(Failure) -> NewSuccess
   ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(transform) { transform, result, next in next.fulfil(with: result._map(throwing: transform)) }
+    // Wrapped in a `then` step: a typed-throws function type must not become a generic argument (such
+    // as `_chain`'s `Transform`), which needs run-time support that only iOS 18 and macOS 15 have.
+    then { value in Result { () throws(Failure) in try transform(value) } }
   }
 
   /// Transforms the failure, for example into the error type of the next layer.
@@ -711,15 +713,6 @@ extension ResultPromise {
 
   /// The outcome, read under the lock; `nil` while pending.
   @inlinable var _settledResult: Result<Success, Failure>? { _lock.withLock { _outcome } }
-}
-
-extension Result {
-  /// This result with `transform` applied to its value, a thrown error becoming the failure.
-  @inlinable func _map<NewSuccess>(
-    throwing transform: (Success) throws(Failure) -> NewSuccess
-  ) -> Result<NewSuccess, Failure> {
-    flatMap { value in Result<NewSuccess, Failure> { () throws(Failure) in try transform(value) } }
-  }
 }
 
 /// Carries a promise into the `fulfil` closure of `init(_ start:)` for a non-`Sendable` value.
