@@ -149,14 +149,6 @@ extension ResultPromise {
     }
     return next
   }
-
-  /// The success value of a promise known to have succeeded (used by `zip`).
-  @inlinable func _knownSuccess() -> Success {
-    guard case .success(let value)? = _settledResult else {
-      preconditionFailure("ResultPromise.zip read an input that had not succeeded")
-    }
-    return value
-  }
 }
 
 extension ResultPromise where Success == Never {
@@ -177,29 +169,45 @@ extension ResultPromise where Success == Never {
     _ promise: repeat ResultPromise<each Value, Failure>
   ) -> ResultPromise<(repeat each Value), Failure> {
     let next = ResultPromise<(repeat each Value), Failure>._pending()
-    let inputs = (repeat each promise)
+    // Each input's value goes to a slot of its own: the observers hold the slots, never the inputs, so
+    // an input nobody else holds is released (and reported, if user-made) while the others wait.
+    let slots = (repeat _Slot<each Value>())
     var count = 0
     for _ in repeat each promise { count += 1 }
     let remaining = _Results<Void, Failure>(count: count)
     guard count > 0 else {
-      next.fulfil(with: .success((repeat (each inputs)._knownSuccess())))
+      next.fulfil(with: .success((repeat (each slots).value)))
       return next
     }
     var index = 0
-    for input in repeat each promise {
+    for (input, slot) in repeat (each promise, each slots) {
       let position = index
       index += 1
       input._await { result in
         switch result {
         case .failure(let error): next.fulfil(with: .failure(error))
-        case .success:
+        case .success(let value):
+          slot.stored = value
           if remaining.record(.success(()), at: position) != nil {
-            next.fulfil(with: .success((repeat (each inputs)._knownSuccess())))
+            next.fulfil(with: .success((repeat (each slots).value)))
           }
         }
       }
     }
     return next
+  }
+}
+
+/// One input's value for `zip`, written once by that input's observer. The last input's observer reads
+/// every slot after `_Results.record`, whose lock orders those writes before the reads.
+@usableFromInline final class _Slot<Value> {
+  @usableFromInline var stored: Value?
+  @inlinable init() {}
+
+  /// The value, which the slot has by the time every input has succeeded.
+  @inlinable var value: Value {
+    guard let stored else { preconditionFailure("ResultPromise.zip read an input that had not succeeded") }
+    return stored
   }
 }
 

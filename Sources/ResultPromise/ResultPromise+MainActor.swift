@@ -9,8 +9,11 @@
 // after `dispatchMain()` runs on another thread), it runs at once, as any observer does. Otherwise it
 // is sent to the main queue, one hop. The main queue runs blocks first in, first out; and while a hop of
 // a promise is waiting there, its later main-actor observers hop too instead of running at once — so
-// they never overtake it. This file needs the core file beside it, and `ResultPromise+Concurrency.swift`
-// for the `…AbandoningOnCancel` pair.
+// they never overtake it (`_WaitingHops`). On the main queue a hop joins the thread's queue of work,
+// like any delivery. The value never needs to be `Sendable`: the other observers that could see it run
+// on the main actor too, since the plain operations that hand out the value require `Sendable`.
+// This file needs the core file beside it, and `ResultPromise+Concurrency.swift` for the
+// `…AbandoningOnCancel` pair.
 
 import Dispatch
 
@@ -373,8 +376,8 @@ extension MainActorPromise where Failure == Never {
 ///
 /// `@unchecked Sendable`: it is created where a promise delivers, handed to the main queue, and run and
 /// released there once; the closure it carries is `@MainActor`, so it only ever runs on the main actor.
-/// The result it captures is handed over: the promise's other observers are `@Sendable` callbacks, which
-/// cannot keep it.
+/// The result it captures may be non-`Sendable`: then every other closure that sees it also runs on
+/// the main actor, since the plain operations that hand out the value require `Sendable`.
 final class _MainActorJob: @unchecked Sendable {
   /// The promise whose observer this is; retained until the job has run, so its identifier is not reused.
   let promise: AnyObject
@@ -409,21 +412,19 @@ enum _MainQueue {
     DispatchQueue.getSpecific(key: key) == true && waiting.count(for: promise) == 0
   }
 
-  /// Runs `job` on the main queue, after every hop already waiting there.
-  /// The block is sent once this thread has finished the callbacks it is running and all they set off:
-  /// what the settling thread does with a value, it has done before a main-actor closure gets it.
+  /// Runs `job` on the main actor, after every hop of its promise that is already waiting.
   static func hop(_ job: _MainActorJob) {
-    waiting.add(1, for: job.promise)
-    _Trampoline.current.whenDrained {
-      DispatchQueue.main.async {
-        waiting.add(-1, for: job.promise)
-        MainActor.assumeIsolated { _Trampoline.current.runAsCallback(job.run) }
-      }
-    }
+    waiting.send(job)
   }
 }
 
-/// The count of waiting hops per promise, guarded by a lock.
+/// The hops waiting on the main queue, counted per promise.
+///
+/// A hop is counted and sent to the main queue in one step, under the lock, and stops counting only
+/// when its closure runs. So a closure added on the main actor while a hop of its promise waits sees
+/// it, and hops too: the main queue runs blocks first in, first out, so it runs after the earlier one.
+/// On the main queue a hop runs through the thread's queue of work like any delivery — behind the
+/// callback that is running, if the main queue is run from inside one (a nested run loop).
 final class _WaitingHops: @unchecked Sendable {
   // @unchecked Sendable: `counts` is only read and written while the lock is held.
   private var counts: [ObjectIdentifier: Int] = [:]
@@ -432,10 +433,24 @@ final class _WaitingHops: @unchecked Sendable {
     _Lock(for: self).withLock { counts[ObjectIdentifier(promise)] ?? 0 }
   }
 
-  func add(_ delta: Int, for promise: AnyObject) {
+  func send(_ job: _MainActorJob) {
     _Lock(for: self).withLock {
-      let id = ObjectIdentifier(promise)
-      let count = (counts[id] ?? 0) + delta
+      counts[ObjectIdentifier(job.promise), default: 0] += 1
+      DispatchQueue.main.async {
+        _Trampoline.current.run(
+          _Job(job) { target in
+            let job = unsafeDowncast(target, to: _MainActorJob.self)
+            _MainQueue.waiting.ran(job)
+            MainActor.assumeIsolated { job.run() }
+          })
+      }
+    }
+  }
+
+  private func ran(_ job: _MainActorJob) {
+    _Lock(for: self).withLock {
+      let id = ObjectIdentifier(job.promise)
+      let count = counts[id, default: 1] - 1
       counts[id] = count == 0 ? nil : count
     }
   }

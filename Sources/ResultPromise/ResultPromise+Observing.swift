@@ -1,6 +1,8 @@
-// Observing one side of the outcome, and running code on either outcome.
+// Observing one side of the outcome, and running code on either outcome. `onSuccess` and `always` hand
+// the value to a closure on whichever thread settles the promise, so they need `Success: Sendable`;
+// `onFailure` never sees the value and works for any `Success`. `onMainActor` has all three.
 
-extension ResultPromise {
+extension ResultPromise where Success: Sendable {
   /// Runs `body` with the value if the promise succeeds; does nothing on failure.
   ///
   /// ```swift
@@ -16,21 +18,6 @@ extension ResultPromise {
   @inlinable @discardableResult
   public func onSuccess(_ body: @escaping @Sendable (Success) -> Void) -> Self {
     self._await { if case .success(let value) = $0 { body(value) } }
-    return self
-  }
-
-  /// Runs `body` with the error if the promise fails; does nothing on success.
-  ///
-  /// ```swift
-  /// save(profile).onFailure { error in log.error("save failed: \(error)") }
-  /// ```
-  ///
-  /// Runs where ``await(_:)`` would.
-  /// - Parameter body: Called with the failure, at most once.
-  /// - Returns: This promise, so that more observers can be chained.
-  @inlinable @discardableResult
-  public func onFailure(_ body: @escaping @Sendable (Failure) -> Void) -> Self {
-    self._await { if case .failure(let error) = $0 { body(error) } }
     return self
   }
 
@@ -54,5 +41,22 @@ extension ResultPromise {
       body(result)
       next.fulfil(with: result)
     }
+  }
+}
+
+extension ResultPromise {
+  /// Runs `body` with the error if the promise fails; does nothing on success.
+  ///
+  /// ```swift
+  /// save(profile).onFailure { error in log.error("save failed: \(error)") }
+  /// ```
+  ///
+  /// Runs where ``await(_:)`` would.
+  /// - Parameter body: Called with the failure, at most once.
+  /// - Returns: This promise, so that more observers can be chained.
+  @inlinable @discardableResult
+  public func onFailure(_ body: @escaping @Sendable (Failure) -> Void) -> Self {
+    self._await { if case .failure(let error) = $0 { body(error) } }
+    return self
   }
 }

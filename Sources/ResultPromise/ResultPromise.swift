@@ -47,10 +47,13 @@ import Dispatch
 ///   current callback returns, first in, first out, still before the outermost call returns. A nested
 ///   ``fulfil(with:)`` settles its promise at once and returns its `Bool` truthfully; only the
 ///   observers it sets off wait. This keeps chains and cascades of any length at constant stack depth.
-/// - **In order, without exception:** observers of one promise run in the order they were registered,
-///   one at a time. An observer registered while the promise's observers are being called on another
-///   thread joins that delivery: ``await(_:)`` returns at once, and the delivering thread calls it after
-///   the ones before it. (Waiting instead could deadlock: the running observer may wait for this thread.)
+/// - **In order, without exception:** observers of one promise run in the order they were registered;
+///   those of one delivery run one at a time. An observer registered while the promise's observers are
+///   being called on another thread joins that delivery: ``await(_:)`` returns at once, and the
+///   delivering thread calls it after the ones before it. (Waiting instead could deadlock: the running
+///   observer may wait for this thread.) An observer registered on a settled promise with no delivery
+///   under way runs at once on its caller's thread, so two threads doing that at the same moment run
+///   theirs at the same time.
 /// - **No lock is held while user code runs**, so callbacks may register observers, settle promises or
 ///   read ``isPending`` freely.
 ///
@@ -70,9 +73,11 @@ import Dispatch
 /// not be `Sendable`: a promise of a non-`Sendable` value (a Core Data object, a mutable model class) is
 /// itself not `Sendable`, so the compiler keeps it, and the value, in the isolation domain that made it.
 /// The library adds no way around that:
-/// - Callbacks are `@Sendable`, because they run on whichever thread settles the promise. A `@Sendable`
-///   callback cannot capture non-`Sendable` state; it gets the value as a parameter, which the compiler
-///   does not let it send anywhere else.
+/// - Callbacks are `@Sendable`, because they run on whichever thread settles the promise, so those that
+///   receive the value — `await`, `then`, `thenAsync`, `map`, `onSuccess`, `always` — require
+///   `Success: Sendable`. Those that never see it (`mapError`, `recover`, `recoverAsync`, `onFailure`)
+///   and the combinators take any `Success`. A non-`Sendable` value thus reaches user code only on the
+///   main actor, through `onMainActor`.
 /// - The `fulfil` function that `init(_ start:)` hands out is the one way in from another thread. For a
 ///   non-`Sendable` value it takes the result as `sending`: the sender gives the value up, and the
 ///   compiler rejects code that keeps using it afterwards.
@@ -150,8 +155,8 @@ public final class ResultPromise<Success, Failure: Error>:
   /// `fulfil` takes the result as `sending`: whoever calls it gives the value up, so the compiler
   /// rejects a sender that keeps using the value after handing it over. Everything else is as for the
   /// `Sendable` form: `start` runs synchronously, `fulfil` may be called from any thread and only its
-  /// first call has an effect, and a promise whose `fulfil` is dropped uncalled is reported like one
-  /// made with ``init(file:line:)``.
+  /// first call has an effect, and a `fulfil` released uncalled while the promise is pending is
+  /// reported.
   /// - Parameters:
   ///   - start: Starts the work and arranges for `fulfil` to be called with its outcome.
   ///   - file: Where the promise is made, for the broken-promise report; leave the default.
@@ -161,8 +166,8 @@ public final class ResultPromise<Success, Failure: Error>:
     file: StaticString = #fileID, line: UInt = #line
   ) {
     self.init(file: file, line: line)
-    let handle = _SendingHandle(self)
-    start { handle.promise.fulfil(with: $0) }
+    let resolver = _Resolver(self)
+    start { resolver.promise.fulfil(with: $0) }
   }
 
   // MARK: Settling
@@ -217,7 +222,7 @@ public final class ResultPromise<Success, Failure: Error>:
     fulfil(with: .failure(error))
   }
 
-  // MARK: Observing
+  // MARK: State
 
   /// Whether the promise is still waiting for its result. Safe to read from any thread.
   ///
@@ -228,92 +233,9 @@ public final class ResultPromise<Success, Failure: Error>:
     _lock.withLock { _phase == .pending }
   }
 
-  /// Registers `observer` to receive the result, exactly once.
-  ///
-  /// ```swift
-  /// promise.await { result in
-  ///     switch result {
-  ///     case .success(let value): print(value)
-  ///     case .failure(let error): print("failed:", error)
-  ///     }
-  /// }
-  /// ```
-  ///
-  /// If the promise is settled, `observer` runs on the calling thread before this method returns
-  /// (queued behind the current callback if called from inside one). Otherwise it runs on the thread
-  /// that settles the promise. Observers run in registration order, one at a time: one registered
-  /// while the promise's observers are being called on another thread is called there, after them.
-  /// - Parameter observer: Receives the result. The promise releases it after calling it.
-  @inlinable
-  public func `await`(_ observer: @escaping @Sendable (Result<Success, Failure>) -> Void) {
-    _await(observer)
-  }
-
-  // MARK: Chaining
-
-  /// Continues with a synchronous step that may fail; a failure skips the step and passes on.
-  ///
-  /// ```swift
-  /// let parsed: ResultPromise<User, AppError> = download(url).then { data in parse(data) }
-  /// ```
-  /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
-  /// - Returns: A promise of the step's result.
-  @inlinable
-  public func then<NewSuccess>(
-    _ transform: @escaping @Sendable (Success) -> Result<NewSuccess, Failure>
-  ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(transform) { transform, result, next in next.fulfil(with: result.flatMap(transform)) }
-  }
-
-  /// Continues with a step that returns another promise, and adopts that promise's outcome.
-  ///
-  /// ```swift
-  /// let saved = load(id).thenAsync { user in upload(user) }   // upload returns a ResultPromise
-  /// ```
-  /// - Parameter transform: Called with the success value; the promise it returns settles the result.
-  /// - Returns: A promise that settles like the one `transform` returns (or with this failure).
-  @inlinable
-  public func thenAsync<NewSuccess>(
-    _ transform: @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
-  ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(transform) { transform, result, next in next._adopt(result, then: transform) }
-  }
-
-  /// Transforms the success value; a failure passes on unchanged.
-  ///
-  /// ```swift
-  /// let count = load().map { items in items.count }
-  /// ```
-  /// - Parameter transform: Called with the success value.
-  /// - Returns: A promise of the transformed value.
-  @inlinable
-  public func map<NewSuccess>(
-    _ transform: @escaping @Sendable (Success) -> NewSuccess
-  ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(transform) { transform, result, next in next.fulfil(with: result.map(transform)) }
-  }
-
-  // Disfavoured so that a non-throwing closure picks the plain `map` above. With only this overload,
-  // Swift infers `Failure == Never` for a non-throwing closure and breaks ordinary chains such as
-  // `.map { $0 * 2 }`; the underscored attribute is the trade-off for chains that type-check unannotated.
-  /// Transforms the success value with a step that may throw `Failure`.
-  ///
-  /// ```swift
-  /// let port = config().map { (text) throws(ConfigError) -> Int in
-  ///     guard let port = Int(text) else { throw .badPort }
-  ///     return port
-  /// }
-  /// ```
-  /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
-  /// - Returns: A promise of the transformed value or the thrown error.
-  @inlinable @_disfavoredOverload
-  public func map<NewSuccess>(
-    _ transform: @escaping @Sendable (Success) throws(Failure) -> NewSuccess
-  ) -> ResultPromise<NewSuccess, Failure> {
-    // Wrapped in a `then` step: a typed-throws function type must not become a generic argument (such
-    // as `_chain`'s `Transform`), which needs run-time support that only iOS 18 and macOS 15 have.
-    then { value in Result { () throws(Failure) in try transform(value) } }
-  }
+  // MARK: Handling failures
+  // These closures never see the value, so they run on any thread for any `Success`. The operations
+  // whose closures receive the value require `Success: Sendable` (below); `onMainActor` has them all.
 
   /// Transforms the failure, for example into the error type of the next layer.
   ///
@@ -328,8 +250,6 @@ public final class ResultPromise<Success, Failure: Error>:
   ) -> ResultPromise<Success, NewFailure> {
     _chain(transform) { transform, result, next in next.fulfil(with: result.mapError(transform)) }
   }
-
-  // MARK: Recovering
 
   /// Handles a failure synchronously, maybe turning it into a success; a success passes on unchanged.
   ///
@@ -401,8 +321,9 @@ extension ResultPromise where Success: Sendable {
   /// `fulfil` can be passed straight to a `@Sendable` or `@MainActor @Sendable` completion parameter.
   /// `start` runs synchronously, before the initialiser returns. `fulfil` may be called from any
   /// thread, at any time; only its first call has an effect. The closure keeps the promise alive until
-  /// it is released, and a promise whose `fulfil` is dropped uncalled is reported like one made
-  /// with ``init(file:line:)``.
+  /// it is released. If it is released uncalled while the promise is pending and held elsewhere (by a
+  /// task awaiting it, say), that is reported through ``PromiseDiagnostics/brokenPromiseHandler``: the
+  /// promise can never settle.
   /// - Parameters:
   ///   - start: Starts the work and arranges for `fulfil` to be called with its outcome.
   ///   - file: Where the promise is made, for the broken-promise report; leave the default.
@@ -412,7 +333,100 @@ extension ResultPromise where Success: Sendable {
     file: StaticString = #fileID, line: UInt = #line
   ) {
     self.init(file: file, line: line)
-    start { self.fulfil(with: $0) }
+    let resolver = _Resolver(self)
+    start { resolver.promise.fulfil(with: $0) }
+  }
+
+  // MARK: Observing
+  // The closures from here on receive the value on whichever thread settles the promise, so the value
+  // must be `Sendable`: a non-`Sendable` value reaches user code only on the main actor, through
+  // `onMainActor`.
+
+  /// Registers `observer` to receive the result, exactly once.
+  ///
+  /// ```swift
+  /// promise.await { result in
+  ///     switch result {
+  ///     case .success(let value): print(value)
+  ///     case .failure(let error): print("failed:", error)
+  ///     }
+  /// }
+  /// ```
+  ///
+  /// If the promise is settled, `observer` runs on the calling thread before this method returns
+  /// (queued behind the current callback if called from inside one). Otherwise it runs on the thread
+  /// that settles the promise. Observers run in registration order: one registered while the promise's
+  /// observers are being called on another thread is called there, after them.
+  /// - Parameter observer: Receives the result. The promise releases it after calling it.
+  @inlinable
+  public func `await`(_ observer: @escaping @Sendable (Result<Success, Failure>) -> Void) {
+    _await(observer)
+  }
+
+  // MARK: Chaining
+
+  /// Continues with a synchronous step that may fail; a failure skips the step and passes on.
+  ///
+  /// ```swift
+  /// let parsed: ResultPromise<User, AppError> = download(url).then { data in parse(data) }
+  /// ```
+  /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
+  /// - Returns: A promise of the step's result.
+  @inlinable
+  public func then<NewSuccess>(
+    _ transform: @escaping @Sendable (Success) -> Result<NewSuccess, Failure>
+  ) -> ResultPromise<NewSuccess, Failure> {
+    _chain(transform) { transform, result, next in next.fulfil(with: result.flatMap(transform)) }
+  }
+
+  /// Continues with a step that returns another promise, and adopts that promise's outcome.
+  ///
+  /// ```swift
+  /// let saved = load(id).thenAsync { user in upload(user) }   // upload returns a ResultPromise
+  /// ```
+  /// - Parameter transform: Called with the success value; the promise it returns settles the result.
+  /// - Returns: A promise that settles like the one `transform` returns (or with this failure).
+  @inlinable
+  public func thenAsync<NewSuccess>(
+    _ transform: @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
+  ) -> ResultPromise<NewSuccess, Failure> {
+    _chain(transform) { transform, result, next in next._adopt(result, then: transform) }
+  }
+
+  /// Transforms the success value; a failure passes on unchanged.
+  ///
+  /// ```swift
+  /// let count = load().map { items in items.count }
+  /// ```
+  /// - Parameter transform: Called with the success value.
+  /// - Returns: A promise of the transformed value.
+  @inlinable
+  public func map<NewSuccess>(
+    _ transform: @escaping @Sendable (Success) -> NewSuccess
+  ) -> ResultPromise<NewSuccess, Failure> {
+    _chain(transform) { transform, result, next in next.fulfil(with: result.map(transform)) }
+  }
+
+  // Disfavoured so that a non-throwing closure picks the plain `map` above. With only this overload,
+  // Swift infers `Failure == Never` for a non-throwing closure and breaks ordinary chains such as
+  // `.map { $0 * 2 }`; the underscored attribute is the trade-off for chains that type-check unannotated.
+  /// Transforms the success value with a step that may throw `Failure`.
+  ///
+  /// ```swift
+  /// let port = config().map { (text) throws(ConfigError) -> Int in
+  ///     guard let port = Int(text) else { throw .badPort }
+  ///     return port
+  /// }
+  /// ```
+  /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
+  /// - Returns: A promise of the transformed value or the thrown error.
+  @inlinable @_disfavoredOverload
+  public func map<NewSuccess>(
+    _ transform: @escaping @Sendable (Success) throws(Failure) -> NewSuccess
+  ) -> ResultPromise<NewSuccess, Failure> {
+    // Wrapped in a `then` step: a typed-throws function type must not become a generic argument (such
+    // as `_chain`'s `Transform`), which needs run-time support that only iOS 18 and macOS 15 have.
+    then { value in Result { () throws(Failure) in try transform(value) } }
   }
 }
 
@@ -447,6 +461,15 @@ extension ResultPromise where Success == Void {
 /// Xcode does in the Debug configuration. A copied core file follows its target's settings. Release
 /// builds store no location and, by default, build no report.
 ///
+/// Also reported, once per promise: the `fulfil` function handed out by `init(_ start:)` released
+/// without having been called while its promise is pending and held elsewhere. A task awaiting the
+/// promise holds it, so the promise itself is never deallocated, and the task would otherwise hang
+/// without a word:
+///
+/// ```
+/// warning: ResultPromise<Data, APIError> made at App/Loader.swift:42 is pending, but its fulfil function was released uncalled, so it can never settle (1 observer waiting).
+/// ```
+///
 /// A promise told to adopt itself (`thenAsync` or `recoverAsync` returning the very promise it is to
 /// settle) could never settle; that is reported through the same handler.
 ///
@@ -466,7 +489,14 @@ public enum PromiseDiagnostics {
   /// ```
   public static var brokenPromiseHandler: (@Sendable (_ message: String) -> Void)? {
     get { hook.lock.withLock { hook.handler } }
-    set { hook.lock.withLock { hook.handler = newValue } }
+    set {
+      // The replaced handler is released after the lock: its captures' deinitialisers are user code.
+      let replaced = hook.lock.withLock {
+        defer { hook.handler = newValue }
+        return hook.handler
+      }
+      _ = replaced
+    }
   }
 
   /// A ``brokenPromiseHandler`` that writes `warning: <message>` as one line to standard error.
@@ -492,8 +522,9 @@ public enum PromiseDiagnostics {
 // takes the observers waiting at its start (under the lock) and calls them in order (without it). An
 // observer added while a delivery is scheduled or running, from any thread, joins it instead of running
 // at once on its own thread: at the end of a round the delivering thread checks for joiners and
-// schedules another round. So observers run in registration order and never two at once. Only a settled
-// promise with no delivery under way calls a new observer at once, on the caller's thread. `_phase`
+// schedules another round. So observers run in registration order, and those of a delivery one at a
+// time. Only a settled promise with no delivery under way calls a new observer at once, on the caller's
+// thread (two callers may thus run theirs at the same time). `_phase`
 // says which of these holds.
 //
 // The trampoline: stack safety and order on one thread. Deliveries are not run by recursion. Each
@@ -527,8 +558,9 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
   @exclusivity(unchecked) @usableFromInline var _outcome: Outcome
   /// Pending, settled, or where the delivery of the outcome stands.
   @exclusivity(unchecked) @usableFromInline var _phase: _Phase
-  /// Whether dropping this promise while pending is reported (user-created promises only).
-  @usableFromInline let _reportsBroken: Bool
+  /// Whether dropping this promise while pending is reported (user-created promises only, until a
+  /// report has been made).
+  @exclusivity(unchecked) @usableFromInline var _reportsBroken: Bool
   /// The first waiting observer, stored inline so the common single-observer case needs no array.
   @exclusivity(unchecked) @usableFromInline var _first: _Observer<Success, Failure>?
   /// Further waiting observers, in registration order; non-empty only when `_first` is set.
@@ -552,13 +584,25 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
     // Only a pending promise still holds observers: a settled one has delivered them.
     guard _first != nil else { return }
     if _reportsBroken {
-      #if DEBUG
-        PromiseDiagnostics._reportBroken(type(of: self), observers: 1 + _more.count, madeAt: _origin)
-      #else
-        PromiseDiagnostics._reportBroken(type(of: self), observers: 1 + _more.count, madeAt: nil)
-      #endif
+      PromiseDiagnostics._report(
+        self, "was deallocated while pending; its \(_observerCount) will never be called.")
     }
     _Trampoline.current.bury(_takeObservers())
+  }
+
+  /// "1 observer", "2 observers"…: how many wait, for the broken-promise report.
+  @usableFromInline var _observerCount: String {
+    let count = (_first == nil ? 0 : 1) + _more.count
+    return count == 1 ? "1 observer" : "\(count) observers"
+  }
+
+  /// Where the promise was made (debug builds), for the broken-promise report.
+  @usableFromInline var _madeAt: (file: StaticString, line: UInt)? {
+    #if DEBUG
+      _origin
+    #else
+      nil
+    #endif
   }
 
   /// The lock guarding this promise: its stripe of the shared table.
@@ -710,18 +754,28 @@ extension ResultPromise {
       other._await { self.fulfil(with: $0) }
     }
   }
-
-  /// The outcome, read under the lock; `nil` while pending.
-  @inlinable var _settledResult: Result<Success, Failure>? { _lock.withLock { _outcome } }
 }
 
-/// Carries a promise into the `fulfil` closure of `init(_ start:)` for a non-`Sendable` value.
+/// The `fulfil` function's hold on its promise, for `init(_ start:)`: the one object that function
+/// captures. Released while the promise is still pending and held elsewhere (by a waiting task, say),
+/// it reports that the promise can never settle; if it held the last reference, the promise's own
+/// `deinit` reports instead, so a promise is reported at most once.
 ///
-/// `@unchecked Sendable`: the closure only calls `fulfil(with:)`, which is thread-safe, with a result the
-/// caller has given up (`sending`); it reads nothing else of the promise.
-@usableFromInline struct _SendingHandle<Success, Failure: Error>: @unchecked Sendable {
-  @usableFromInline let promise: ResultPromise<Success, Failure>
+/// `@unchecked Sendable`: the closure only calls `fulfil(with:)`, which is thread-safe, with a result
+/// that is `Sendable` or that the caller has given up (`sending`); it reads nothing else of the promise.
+@usableFromInline final class _Resolver<Success, Failure: Error>: @unchecked Sendable {
+  @usableFromInline var promise: ResultPromise<Success, Failure>
   @inlinable init(_ promise: ResultPromise<Success, Failure>) { self.promise = promise }
+
+  deinit {
+    guard !isKnownUniquelyReferenced(&promise) else { return }
+    let report = promise._lock.withLock {
+      let report = promise._phase == .pending && promise._reportsBroken
+      if report { promise._reportsBroken = false }
+      return report
+    }
+    if report { PromiseDiagnostics._reportDroppedFulfil(promise) }
+  }
 }
 
 /// Observers taken from a promise, for a delivery round or for the graveyard.
@@ -773,7 +827,6 @@ extension ResultPromise {
   @exclusivity(unchecked) private var count = 0
   @exclusivity(unchecked) private var graveyard: [Any] = []
   @exclusivity(unchecked) private var isBurying = false
-  @exclusivity(unchecked) private var afterDrain: [() -> Void] = []
 
   /// The calling thread's trampoline, created on first use and released when the thread exits.
   @usableFromInline static var current: _Trampoline {
@@ -828,7 +881,7 @@ extension ResultPromise {
     return value
   }
 
-  /// Runs queued jobs until none is left, then leaves the draining state and runs `afterDrain`.
+  /// Runs queued jobs until none is left, then leaves the draining state.
   @usableFromInline func drain() {
     while count > 0 {
       let job = (jobs + head).move()
@@ -837,17 +890,6 @@ extension ResultPromise {
       call(job)
     }
     isDraining = false
-    if !afterDrain.isEmpty {
-      let actions = afterDrain
-      afterDrain = []
-      for action in actions { action() }
-    }
-  }
-
-  /// Runs `action` once the callbacks running on this thread, and all they set off, have finished — at
-  /// once if none is running.
-  @usableFromInline func whenDrained(_ action: @escaping () -> Void) {
-    if isDraining { afterDrain.append(action) } else { action() }
   }
 
   private func enqueue(_ job: consuming _Job) {
@@ -950,12 +992,18 @@ extension PromiseDiagnostics {
         + "it can never settle.")
   }
 
-  @usableFromInline static func _reportBroken(
-    _ type: Any.Type, observers: Int, madeAt origin: (file: StaticString, line: UInt)?
-  ) {
+  /// Reports `promise` as broken: its type, where it was made (debug builds), then `problem`.
+  @usableFromInline static func _report<S, F, O>(_ promise: _PromiseStorage<S, F, O>, _ problem: String) {
     guard let handler = brokenPromiseHandler else { return }
-    let noun = observers == 1 ? "observer" : "observers"
-    let place = origin.map { " made at \($0.file):\($0.line)" } ?? ""
-    handler("\(type)\(place) was deallocated while pending; its \(observers) \(noun) will never be called.")
+    let place = promise._madeAt.map { " made at \($0.file):\($0.line)" } ?? ""
+    handler("ResultPromise<\(S.self), \(F.self)>\(place) \(problem)")
+  }
+
+  @usableFromInline static func _reportDroppedFulfil<S, F>(_ promise: ResultPromise<S, F>) {
+    let waiting = promise._lock.withLock { promise._observerCount }
+    _report(
+      promise,
+      "is pending, but its fulfil function was released uncalled, so it can never settle ("
+        + "\(waiting) waiting).")
   }
 }

@@ -190,6 +190,41 @@ struct CombiningTests {
     }
   }
 
+  struct ZipReleasedInputMarker: Sendable {}
+  struct ZipAfterFailureMarker: Sendable {}
+
+  @Test("zip holds none of its inputs: a pending input nobody else holds is released and reported once")
+  func zipReleasesDroppedInput() {
+    BrokenPromiseReports.install()
+    weak var weakInput: ResultPromise<ZipReleasedInputMarker, TestError>?
+    let other = ResultPromise<Int, TestError>()
+    let zipped: ResultPromise<(ZipReleasedInputMarker, Int), TestError>
+    do {
+      let input = ResultPromise<ZipReleasedInputMarker, TestError>()
+      weakInput = input
+      zipped = ResultPromise.zip(input, other)
+    }
+    #expect(weakInput == nil)
+    #expect(zipped.isPending)
+    #expect(BrokenPromiseReports.mentioning("ZipReleasedInputMarker").values.reduce(0, +) == 1)
+  }
+
+  @Test("after one input of zip fails, the others are released as soon as nobody else holds them")
+  func zipReleasesInputsAfterFailure() {
+    BrokenPromiseReports.install()
+    weak var weakInput: ResultPromise<ZipAfterFailureMarker, TestError>?
+    let failing = ResultPromise<Int, TestError>()
+    let failures = Log<TestError>()
+    do {
+      let input = ResultPromise<ZipAfterFailureMarker, TestError>()
+      weakInput = input
+      ResultPromise.zip(input, failing).onFailure(failures.append)
+      failing.fail(.boom)
+      #expect(failures.values == [.boom])
+    }
+    #expect(weakInput == nil)
+  }
+
   // MARK: scale and stack depth
 
   @Test("all and allSettled over 1,000,000 inputs settled one by one resolve in constant stack depth")

@@ -85,22 +85,36 @@ func onOtherThreadBlocking(_ body: @escaping @Sendable () -> Void) {
     #expect(order.last == "D")
   }
 
-  @Test("a hop is sent only after the settling thread has finished its callbacks, so they never overlap")
-  func hopWaitsForTheSettlingThread() async {
+  @Test(
+    "a closure added on the main actor while a hop is waiting runs after it, whatever the settling thread does next"
+  )
+  func closureAddedWhileHopWaitsRunsAfterIt() async {
     let promise = ResultPromise<Int, TestError>()
-    let mainActorRan = Counter()
-    let sawMainActorEarly = Counter()
-    let settlingThreadDone = Counter()
-    promise.onMainActor.await { _ in mainActorRan.increment() }
-    promise.await { _ in
-      // The main actor is free meanwhile (the test awaits below): an early hop would run now.
-      Thread.sleep(forTimeInterval: 0.05)
-      if mainActorRan.value > 0 { sawMainActorEarly.increment() }
-      settlingThreadDone.increment()
+    let busy = ResultPromise<Void, Never>()
+    var order: [String] = []
+    promise.onMainActor.await { _ in order.append("first") }
+    let hopMade = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    // The settling thread delivers `promise` (its closure hops) and then stays busy inside a callback of
+    // another promise, with the main actor free: the hop must already be on its way.
+    busy.await { _ in
+      hopMade.signal()
+      release.wait()
     }
-    DispatchQueue.global().async { promise.succeed(1) }
-    await waitOnMainActor { mainActorRan.value == 1 && settlingThreadDone.value == 1 }
-    #expect(sawMainActorEarly.value == 0)
+    let settler = Thread {
+      ResultPromise<Void, Never>(value: ()).await { _ in
+        promise.succeed(1)
+        busy.succeed(())
+      }
+    }
+    settler.start()
+    hopMade.wait()
+    #expect(!promise.isPending)
+    promise.onMainActor.await { _ in order.append("second") }  // added on the main actor, hop waiting
+    await waitOnMainActor { !order.isEmpty }
+    release.signal()
+    await waitOnMainActor { order.count == 2 }
+    #expect(order == ["first", "second"])
   }
 
   @Test("work set off inside a main-actor closure is queued behind it, first in first out")

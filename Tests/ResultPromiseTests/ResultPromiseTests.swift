@@ -186,7 +186,7 @@ struct ResultPromiseTests {
   }
 
   @Test("a promise of a non-Sendable value is settled from another thread through the sending fulfil")
-  func nonSendableValueThroughSendingFulfil() async {
+  @MainActor func nonSendableValueThroughSendingFulfil() async {
     let promise = ResultPromise<Model, TestError> { done in
       DispatchQueue.global().async {
         let model = Model(name: "ada")
@@ -194,7 +194,7 @@ struct ResultPromiseTests {
         done(.success(model))
       }
     }
-    let summary = promise.map { model in "\(model.name) r\(model.revisions)" }
+    let summary = promise.onMainActor.map { model in "\(model.name) r\(model.revisions)" }.promise
     #expect(await outcome(of: summary) == .success("ada r2"))
   }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ResultPromise
+import Synchronization
 import Testing
 
 /// One or more tests per numbered semantic of DESIGN.md (5 and 6 have their own suites,
@@ -267,6 +268,33 @@ struct SemanticsTests {
     #expect(seen.values == ["pending false", "nested observer", "other success(1)"])
   }
 
+  /// Sets the broken-promise handler back to `previous` when released: a "scoped override".
+  final class ScopedHandler: Sendable {
+    let previous: (@Sendable (String) -> Void)?
+    init(previous: (@Sendable (String) -> Void)?) { self.previous = previous }
+    deinit { PromiseDiagnostics.brokenPromiseHandler = previous }
+  }
+
+  @Test("4: replacing the handler releases the old one outside the lock, so what it held may set the handler")
+  func replacedHandlerIsReleasedOutsideTheLock() {
+    BrokenPromiseReports.install()
+    let installed = PromiseDiagnostics.brokenPromiseHandler
+    let finished = DispatchSemaphore(value: 0)
+    Thread {
+      do {
+        let scope = ScopedHandler(previous: installed)
+        PromiseDiagnostics.brokenPromiseHandler = { message in
+          _ = scope
+          installed?(message)
+        }
+      }
+      // Releases the closure above and with it `scope`, whose deinit sets the handler back.
+      PromiseDiagnostics.brokenPromiseHandler = { message in installed?(message) }
+      finished.signal()
+    }.start()
+    #expect(finished.wait(timeout: .now() + 10) == .success, "setting the handler deadlocked")
+  }
+
   // MARK: 7. Broken promises are reported
 
   struct DroppedMarker: Sendable {}
@@ -313,6 +341,62 @@ struct SemanticsTests {
     #expect(BrokenPromiseReports.mentioning("ChainMarker").values.reduce(0, +) == 1)
   }
 
+  struct UncalledFulfilMarker: Sendable {}
+  struct AwaitedUncalledMarker: Sendable {}
+
+  @Test(
+    "7: a fulfil function released uncalled while its promise is still held is reported, once per promise")
+  func droppedFulfilReported() {
+    BrokenPromiseReports.install()
+    do {
+      var fulfil: (@Sendable (Result<UncalledFulfilMarker, TestError>) -> Void)?
+      let promise = ResultPromise<UncalledFulfilMarker, TestError> { fulfil = $0 }
+      let line = #line - 1
+      promise.await { _ in }
+      #expect(BrokenPromiseReports.mentioning("UncalledFulfilMarker").isEmpty)
+      #expect(fulfil != nil)
+      fulfil = nil  // the API drops its completion handler without calling it
+      let reports = BrokenPromiseReports.mentioning("UncalledFulfilMarker")
+      #expect(reports.count == 1)
+      #expect(reports.keys.first?.contains("fulfil function was released uncalled") == true)
+      #if DEBUG
+        #expect(reports.keys.first?.contains("SemanticsTests.swift:\(line)") == true)
+      #endif
+    }
+    // The promise itself is gone now, pending with an observer: it does not report a second time.
+    #expect(BrokenPromiseReports.mentioning("UncalledFulfilMarker").values.reduce(0, +) == 1)
+  }
+
+  /// A completion-handler API that keeps the handler and later drops it without calling it.
+  final class ForgetfulAPI: Sendable {
+    private let handler = Mutex<(@Sendable (Result<AwaitedUncalledMarker, TestError>) -> Void)?>(nil)
+    let received = DispatchSemaphore(value: 0)
+    func load(completion: @escaping @Sendable (Result<AwaitedUncalledMarker, TestError>) -> Void) {
+      handler.withLock { $0 = completion }
+      received.signal()
+    }
+    func forget() {
+      let dropped = handler.withLock { $0.take() }
+      _ = dropped  // released here, outside the lock
+    }
+  }
+
+  @Test("7: a task awaiting a promise whose completion handler is dropped uncalled is told, not left silent")
+  func awaitedPromiseWithDroppedFulfilReported() async {
+    BrokenPromiseReports.install()
+    let api = ForgetfulAPI()
+    let waiter = Task {
+      try await ResultPromise { done in api.load(completion: done) }.resultAbandoningOnCancel()
+    }
+    await Task.detached { api.received.wait() }.value
+    #expect(BrokenPromiseReports.mentioning("AwaitedUncalledMarker").isEmpty)
+    api.forget()
+    #expect(BrokenPromiseReports.mentioning("AwaitedUncalledMarker").values.reduce(0, +) == 1)
+    waiter.cancel()
+    _ = await waiter.result
+    #expect(BrokenPromiseReports.mentioning("AwaitedUncalledMarker").values.reduce(0, +) == 1)
+  }
+
   struct LocatedMarker: Sendable {}
 
   @Test("7: in debug builds the report names the file and line of the call that made the promise")
@@ -332,8 +416,8 @@ struct SemanticsTests {
       let file = "ResultPromiseTests/SemanticsTests.swift"
       #expect(
         reports == [
-          "ResultPromise<LocatedMarker, AppError> made at \(file):\(lines[1]) was deallocated while pending; "
-            + "its 1 observer will never be called.",
+          "ResultPromise<LocatedMarker, AppError> made at \(file):\(lines[1]) is pending, but its fulfil "
+            + "function was released uncalled, so it can never settle (0 observers waiting).",
           "ResultPromise<LocatedMarker, TestError> made at \(file):\(lines[0]) was deallocated while pending; "
             + "its 1 observer will never be called.",
         ])

@@ -157,6 +157,31 @@ struct StressTests {
     #expect(misordered.value == 0)
     #expect(overlapping.value == 0)
   }
+
+  @Test("a main-actor closure added while the settling thread is busy after a hop runs after that hop")
+  @MainActor func mainActorOrderWhileSettlingThreadIsBusy() async {
+    let trials = 300
+    var outOfOrder = 0
+    for _ in 0..<trials {
+      let promise = ResultPromise<Int, TestError>()
+      let other = ResultPromise<Void, Never>()
+      var order: [Int] = []
+      promise.onMainActor.await { _ in order.append(1) }
+      other.await { _ in usleep(2_000) }  // the settling thread works on for 2 ms
+      DispatchQueue.global().async {
+        // A completion handler, itself called back from a promise: settles `promise`, then `other`.
+        ResultPromise<Void, Never>(value: ()).await { _ in
+          promise.succeed(1)
+          other.succeed(())
+        }
+      }
+      try? await Task.sleep(nanoseconds: 1_000_000)
+      promise.onMainActor.await { _ in order.append(2) }
+      await waitOnMainActor { order.count == 2 }
+      if order != [1, 2] { outOfOrder += 1 }
+    }
+    #expect(outOfOrder == 0)
+  }
 }
 
 /// Busy-waits for about `nanoseconds`, to widen a race window without yielding the thread.

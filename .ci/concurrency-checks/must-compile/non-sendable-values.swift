@@ -1,5 +1,6 @@
 // The sound ways to use a promise of a non-Sendable value: settle it with `done` (which takes the value
-// `sending`) or in its own isolation domain, chain it with @Sendable steps, and use it from the main actor.
+// `sending`) or in its own isolation domain; handle its failure, combine it and pass it on from anywhere;
+// and see its value on the main actor, through onMainActor.
 import Dispatch
 import ResultPromise
 
@@ -13,8 +14,16 @@ func loadModel() -> ResultPromise<Model, ModelError> {
   }
 }
 
-func names() -> ResultPromise<String, ModelError> {
-  loadModel().map { model in model.name }.recover { _ in .success("unknown") }
+func fallback() -> ResultPromise<Model, ModelError> {
+  loadModel().mapError { _ in .missing }.recover { _ in .success(Model()) }.onFailure { _ in }
+}
+
+func both() -> ResultPromise<[Model], ModelError> {
+  ResultPromise.all([loadModel(), fallback()])
+}
+
+@MainActor func names() -> ResultPromise<String, ModelError> {
+  both().onMainActor.map { models in models.map(\.name).joined(separator: ", ") }.promise
 }
 
 @MainActor final class ViewModel {
