@@ -769,10 +769,9 @@ extension ResultPromise {
 
   deinit {
     guard !isKnownUniquelyReferenced(&promise) else { return }
-    let report = promise._lock.withLock {
-      let report = promise._phase == .pending && promise._reportsBroken
-      if report { promise._reportsBroken = false }
-      return report
+    let report = promise._lock.withLock {  // and no other report after this one
+      defer { promise._reportsBroken = false }
+      return promise._phase == .pending && promise._reportsBroken
     }
     if report { PromiseDiagnostics._reportDroppedFulfil(promise) }
   }
@@ -992,18 +991,20 @@ extension PromiseDiagnostics {
         + "it can never settle.")
   }
 
-  /// Reports `promise` as broken: its type, where it was made (debug builds), then `problem`.
-  @usableFromInline static func _report<S, F, O>(_ promise: _PromiseStorage<S, F, O>, _ problem: String) {
+  /// Reports `promise` as broken: its type, where it was made (debug builds), then `problem`. Builds
+  /// nothing when no handler is set (the release-build default).
+  @usableFromInline static func _report<S, F, O>(
+    _ promise: _PromiseStorage<S, F, O>, _ problem: @autoclosure () -> String
+  ) {
     guard let handler = brokenPromiseHandler else { return }
     let place = promise._madeAt.map { " made at \($0.file):\($0.line)" } ?? ""
-    handler("ResultPromise<\(S.self), \(F.self)>\(place) \(problem)")
+    handler("ResultPromise<\(S.self), \(F.self)>\(place) \(problem())")
   }
 
   @usableFromInline static func _reportDroppedFulfil<S, F>(_ promise: ResultPromise<S, F>) {
-    let waiting = promise._lock.withLock { promise._observerCount }
     _report(
       promise,
       "is pending, but its fulfil function was released uncalled, so it can never settle ("
-        + "\(waiting) waiting).")
+        + "\(promise._lock.withLock { promise._observerCount }) waiting).")
   }
 }
