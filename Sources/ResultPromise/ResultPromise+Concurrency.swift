@@ -13,7 +13,7 @@ extension ResultPromise where Success: Sendable {
   /// the promise settles, as `Task.value` does. The promise's typed `Failure` has no room for a
   /// `CancellationError`, and the work behind the promise is not the task's to cancel. To stop waiting
   /// when the task is cancelled, use ``valueAbandoningOnCancel()``; to bound the wait, await
-  /// `promise.timeout(_:failure:).value`. Any number of tasks may await one promise; each resumes
+  /// `promise.timeout(_:failure:clock:).value`. Any number of tasks may await one promise; each resumes
   /// exactly once.
   @inlinable public var value: Success {
     get async throws(Failure) { try await result.get() }
@@ -30,7 +30,7 @@ extension ResultPromise where Success: Sendable {
   ///
   /// **Cancellation:** awaiting does not end early when the awaiting task is cancelled; it resumes when
   /// the promise settles, as `Task.value` does. To stop waiting when the task is cancelled, use
-  /// ``resultAbandoningOnCancel()``; to bound the wait, ``timeout(_:failure:)``. Any number of tasks may
+  /// ``resultAbandoningOnCancel()``; to bound the wait, ``timeout(_:failure:clock:)``. Any number of tasks may
   /// await one promise; each resumes exactly once.
   @inlinable public var result: Result<Success, Failure> {
     get async {

@@ -63,8 +63,8 @@ import Dispatch
 ///   synchronously, as above — on the thread that settles the deciding input, or on the calling thread
 ///   if it has already settled.
 /// - `receive(on:)`: every observer of the returned promise runs on the given queue.
-/// - `delay`, `after`, `timeout` and `retry`: the timed work runs on a global dispatch queue, and what it
-///   settles is delivered there.
+/// - `delay`, `after`, `timeout` and `retry`: the timed work is a task that sleeps on the given clock
+///   and resumes on the global concurrent executor; what it settles is delivered there.
 /// - `value` and `result`: the awaiting task resumes on its own executor.
 /// - `init(priority:operation:)`: the promise settles on the thread the task finishes on.
 ///

@@ -2,10 +2,169 @@ import Dispatch
 import ResultPromise
 import Testing
 
-/// Timing tests assert lower bounds on time only, never upper bounds: this machine is shared and noisy.
+/// On the real clock, timing tests assert lower bounds on time only, never upper bounds: this machine is
+/// shared and noisy. On a `ManualClock` they are exact and wait for nothing real.
 @Suite("Timing: delay, after, timeout, retry")
 struct TimingTests {
   let clock = ContinuousClock()
+
+  // MARK: On a manual clock: exact, no real waiting
+
+  @Test("timeout fails exactly at its deadline and not a nanosecond before")
+  func timeoutAtDeadline() async {
+    let manual = ManualClock()
+    let source = ResultPromise<Int, TestError>()
+    let timed = source.timeout(.seconds(30), failure: .other(408), clock: manual)
+    await eventually { manual.sleepers == 1 }
+    manual.advance(by: .seconds(30) - .nanoseconds(1))
+    #expect(manual.sleepers == 1, "the timer is still asleep")
+    #expect(timed.isPending)
+    manual.advance(by: .nanoseconds(1))
+    #expect(await timed.result == .failure(.other(408)))
+    #expect(source.succeed(1))
+    #expect(await timed.result == .failure(.other(408)))
+  }
+
+  @Test("a source that settles first wins, and the timer stops sleeping at once")
+  func sourceBeatsTimeout() async {
+    let manual = ManualClock()
+    let source = ResultPromise<Int, TestError>()
+    let timed = source.timeout(.seconds(30), failure: .boom, clock: manual)
+    await eventually { manual.sleepers == 1 }
+    source.succeed(7)
+    #expect(await timed.result == .success(7))
+    await eventually("the cancelled timer leaves the clock") { manual.sleepers == 0 }
+    manual.advance(by: .seconds(60))
+    #expect(await timed.result == .success(7))
+  }
+
+  @Test("delay delivers a success exactly at the deadline and a failure at once")
+  func delayOnManualClock() async {
+    let manual = ManualClock()
+    let delayed = ResultPromise<Int, TestError>(value: 1).delay(.seconds(5), clock: manual)
+    await eventually { manual.sleepers == 1 }
+    manual.advance(by: .seconds(5) - .nanoseconds(1))
+    #expect(manual.sleepers == 1)
+    #expect(delayed.isPending)
+    manual.advance(by: .nanoseconds(1))
+    #expect(await delayed.result == .success(1))
+    let failed = ResultPromise<Int, TestError>(error: .boom).delay(.seconds(5), clock: manual)
+    #expect(!failed.isPending)
+    #expect(manual.sleepers == 0)
+    let after = ResultPromise<String, Never>.after(.seconds(2), value: "tick", clock: manual)
+    await eventually { manual.sleepers == 1 }
+    manual.advance(by: .seconds(2))
+    #expect(await after.value == "tick")
+  }
+
+  @Test("retry waits the given delay between attempts and stops after the last one")
+  func retryOnManualClock() async {
+    let manual = ManualClock()
+    let attempts = Counter()
+    let retried = ResultPromise<Int, TestError>.retry(attempts: 3, delay: .seconds(2), clock: manual) {
+      attempts.increment()
+      return ResultPromise(error: .other(attempts.value))
+    }
+    #expect(attempts.value == 1, "the first attempt starts at once")
+    for attempt in 2...3 {
+      await eventually { manual.sleepers == 1 }
+      manual.advance(by: .seconds(2) - .nanoseconds(1))
+      #expect(attempts.value == attempt - 1)
+      manual.advance(by: .nanoseconds(1))
+      await eventually { attempts.value == attempt }
+    }
+    #expect(await retried.result == .failure(.other(3)))
+    #expect(manual.sleepers == 0, "no wait after the last failure")
+    #expect(attempts.value == 3)
+  }
+
+  // MARK: Nothing outlives its use
+
+  @Test("timeout releases its promise and its failure's captures once the source has settled")
+  func timeoutReleasesWhenSourceSettles() async {
+    let manual = ManualClock()
+    let source = ResultPromise<Int, TestError>()
+    let results = Log<Result<Int, TestError>>()
+    let captured: Watched
+    let timed: Watched
+    do {
+      let tracked = Tracked()
+      captured = Watched(tracked)
+      let promise = source.timeout(.seconds(3600), failure: TestError.capturing(tracked), clock: manual)
+      timed = Watched(promise)
+      promise.await(results.append)
+      await eventually { manual.sleepers == 1 }
+    }
+    #expect(!captured.isReleased, "the pending timeout holds its failure")
+    source.succeed(1)
+    #expect(results.values == [.success(1)])
+    await eventually("the failure closure is released") { captured.isReleased }
+    await eventually("the returned promise is released") { timed.isReleased }
+  }
+
+  @Test("timeout on the real clock with a deadline in the distant future releases everything once settled")
+  func timeoutReleasesWithFarDeadline() async {
+    let source = ResultPromise<Int, TestError>()
+    let captured: Watched
+    let timed: Watched
+    do {
+      let tracked = Tracked()
+      captured = Watched(tracked)
+      let promise = source.timeout(.seconds(Int64.max), failure: TestError.capturing(tracked))
+      timed = Watched(promise)
+      promise.await { _ in }
+    }
+    source.succeed(1)
+    await eventually("the failure closure is released") { captured.isReleased }
+    await eventually("the returned promise is released") { timed.isReleased }
+  }
+
+  @Test("delay and retry hold nothing once they have settled")
+  func delayAndRetryRelease() async {
+    let manual = ManualClock()
+    let delayed: Watched
+    let captured: Watched
+    do {
+      let promise = ResultPromise<Int, TestError>(value: 1).delay(.seconds(1), clock: manual)
+      delayed = Watched(promise)
+      let tracked = Tracked()
+      captured = Watched(tracked)
+      let retried = ResultPromise<Int, TestError>.retry(attempts: 2, delay: .seconds(1), clock: manual) {
+        _ = tracked
+        return ResultPromise(error: .boom)
+      }
+      await eventually { manual.sleepers == 2 }
+      manual.advance(by: .seconds(1))
+      #expect(await promise.result == .success(1))
+      #expect(await retried.result == .failure(.boom))
+    }
+    await eventually("delay's promise is released") { delayed.isReleased }
+    await eventually("retry's make closure is released") { captured.isReleased }
+  }
+
+  // MARK: On the main actor
+
+  @Test("onMainActor.timeout fails on the main actor for a non-Sendable value, or passes it on in time")
+  @MainActor func mainActorTimeout() async {
+    let manual = ManualClock()
+    let slow = ResultPromise<Model, TestError>()
+    var seen: [String] = []
+    slow.onMainActor.timeout(.seconds(10), failure: .boom, clock: manual)
+      .await { result in seen.append("\(result.map(\.name)) on main: \(isOnMainQueue())") }
+    await eventually { manual.sleepers == 1 }
+    manual.advance(by: .seconds(10))
+    await waitOnMainActor { !seen.isEmpty }
+    #expect(seen == ["failure(ResultPromiseTests.TestError.boom) on main: true"])
+
+    let fast = ResultPromise<Model, TestError> { done in
+      DispatchQueue.global().async { done(.success(Model(name: "ada"))) }
+    }
+    let name = await fast.onMainActor.timeout(.seconds(10), failure: .boom, clock: manual).map(\.name).result
+    #expect(name == .success("ada"))
+    await eventually("the cancelled timer leaves the clock") { manual.sleepers == 0 }
+  }
+
+  // MARK: On the real default clock
 
   @Test("delay postpones a success by at least the duration")
   func delayPostponesSuccess() async {
@@ -140,5 +299,13 @@ struct TimingTests {
     }.result
     #expect(result == .success(2))
     #expect(calls.value == 2)
+  }
+}
+
+extension TestError {
+  /// `.boom`, made by an expression that captures `object`, to watch an autoclosure's lifetime.
+  static func capturing(_ object: Tracked) -> TestError {
+    _ = object
+    return .boom
   }
 }

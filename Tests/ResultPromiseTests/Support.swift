@@ -1,6 +1,7 @@
 import Foundation
 import ResultPromise
 import Synchronization
+import Testing
 
 /// An error type for tests.
 enum TestError: Error, Equatable {
@@ -69,4 +70,94 @@ enum BrokenPromiseReports {
   static func mentioning(_ marker: String) -> [String: Int] {
     counts.withLock { $0.filter { $0.key.contains(marker) } }
   }
+}
+
+/// A clock that moves only when a test advances it, so timing tests wait for nothing real.
+///
+/// `sleep(until:)` returns once `advance(by:)` has reached the deadline (at once if it has passed), and
+/// throws `CancellationError` if its task is cancelled first. `sleepers` counts the sleeps under way.
+final class ManualClock: Clock {
+  struct Instant: InstantProtocol {
+    var offset: Duration
+    func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+    func duration(to other: Instant) -> Duration { other.offset - offset }
+    static func < (left: Instant, right: Instant) -> Bool { left.offset < right.offset }
+  }
+
+  private struct Sleeper {
+    let id: Int
+    let deadline: Instant
+    let continuation: CheckedContinuation<Void, any Error>
+  }
+
+  private struct State {
+    var now = Instant(offset: .zero)
+    var sleepers: [Sleeper] = []
+    var nextID = 0
+    var cancelled: Set<Int> = []
+  }
+
+  private let state = Mutex(State())
+
+  var now: Instant { state.withLock { $0.now } }
+  var minimumResolution: Duration { .zero }
+  var sleepers: Int { state.withLock { $0.sleepers.count } }
+
+  func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    let id = state.withLock { state in
+      defer { state.nextID += 1 }
+      return state.nextID
+    }
+    try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        let outcome: Result<Void, any Error>? = state.withLock { state in
+          if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
+          if deadline <= state.now { return .success(()) }
+          state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
+          return nil
+        }
+        if let outcome { continuation.resume(with: outcome) }
+      }
+    } onCancel: {
+      let sleeper: Sleeper? = state.withLock { state in
+        guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else {
+          state.cancelled.insert(id)  // not asleep yet: it throws when it gets there
+          return nil
+        }
+        return state.sleepers.remove(at: index)
+      }
+      sleeper?.continuation.resume(throwing: CancellationError())
+    }
+  }
+
+  /// Moves time on by `duration` and wakes every sleep whose deadline has come.
+  func advance(by duration: Duration) {
+    let due: [Sleeper] = state.withLock { state in
+      state.now = state.now.advanced(by: duration)
+      let now = state.now
+      defer { state.sleepers.removeAll { $0.deadline <= now } }
+      return state.sleepers.filter { $0.deadline <= now }
+    }
+    for sleeper in due { sleeper.continuation.resume() }
+  }
+}
+
+/// Lets other tasks run until `condition` holds: yields, never sleeps, so it returns as soon as the
+/// condition does. Fails the test if that takes over a minute (the main actor may be busy with other
+/// suites for a while).
+func eventually(
+  _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+  _ condition: @Sendable () -> Bool
+) async {
+  let clock = ContinuousClock()
+  let deadline = clock.now + .seconds(60)
+  while !condition() && clock.now < deadline { await Task.yield() }
+  #expect(condition(), comment, sourceLocation: sourceLocation)
+}
+
+/// Watches an object's lifetime from any task, for tests that wait for a release.
+final class Watched: Sendable {
+  private weak let object: (AnyObject & Sendable)?
+  init(_ object: AnyObject & Sendable) { self.object = object }
+  var isReleased: Bool { object == nil }
 }

@@ -30,13 +30,14 @@ import ResultPromise
       .promise
   }
 
-  /// Sends `band` to the server and takes over the server's answer.
+  /// Sends `band` to the server and takes over the server's answer; gives up after 10 seconds.
   func update(_ band: Band) -> ResultPromise<Band, StoreError> {
     ResultPromise { done in server.update(band.record, completion: done) }
       .onMainActor.map { stored in
         band.apply(stored)
         return band
       }
+      .timeout(.seconds(10), failure: .unavailable(.update))
       .promise
   }
 
