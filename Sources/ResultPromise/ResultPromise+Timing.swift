@@ -167,9 +167,10 @@ extension MainActorPromise {
     clock: C = ContinuousClock()
   ) -> MainActorPromise<Success, Failure> {
     let next = ResultPromise<Success, Failure>._pending()
-    let timer = Task { @MainActor in
-      if await _sleep(for: duration, on: clock) { next.fulfil(with: .failure(failure())) }
-    }
+    // The timer sleeps off the main actor, so a busy main actor does not delay its start, and hops
+    // back to settle `next` there, behind the main actor's waiting work.
+    let expire = _MainActorJob(next) { next.fulfil(with: .failure(failure())) }
+    let timer = _timer(after: duration, on: clock) { _MainQueue.hop(expire) }
     _observe { result in
       next.fulfil(with: result)
       timer.cancel()
