@@ -176,6 +176,22 @@ extension MainActorPromise {
     _chain { result, next in next._adopt(result, then: transform) }
   }
 
+  /// Continues on the main actor with a step that returns another main-actor view, and adopts its
+  /// outcome: the same as the other `thenAsync`, for a closure whose nested chain stays on the main actor.
+  ///
+  /// ```swift
+  /// fetched.thenAsync { band in
+  ///     api.update(band.snapshot).onMainActor.map { saved in band.apply(saved) }   // no `.promise`
+  /// }
+  /// ```
+  /// - Parameter transform: Called with the success value; the view it returns settles the result.
+  /// - Returns: A view of a promise that settles like the one `transform` returns (or with this failure).
+  public func thenAsync<NewSuccess>(
+    _ transform: @escaping @MainActor (Success) -> MainActorPromise<NewSuccess, Failure>
+  ) -> MainActorPromise<NewSuccess, Failure> {
+    thenAsync { transform($0).promise }
+  }
+
   /// Transforms the success value on the main actor.
   ///
   /// ```swift
@@ -264,6 +280,19 @@ extension MainActorPromise {
     _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
     _chain { result, next in next._adopt(result, recovering: transform) }
+  }
+
+  /// Handles a failure on the main actor with a step that returns another main-actor view.
+  ///
+  /// ```swift
+  /// context.band(id).onMainActor.recoverAsync { _ in remote.band(id).onMainActor.map { $0.cached() } }
+  /// ```
+  /// - Parameter transform: Called with the failure; the view it returns settles the result.
+  /// - Returns: A view of a promise of the success value or the outcome of the view `transform` returns.
+  public func recoverAsync<NewFailure>(
+    _ transform: @escaping @MainActor (Failure) -> MainActorPromise<Success, NewFailure>
+  ) -> MainActorPromise<Success, NewFailure> {
+    recoverAsync { transform($0).promise }
   }
 
   // MARK: Swift Concurrency
@@ -374,8 +403,9 @@ extension MainActorPromise where Failure == Never {
 
 /// Work to run on the main actor, carried to the main queue.
 ///
-/// `@unchecked Sendable`: it is created where a promise delivers, handed to the main queue, and run and
-/// released there once; the closure it carries is `@MainActor`, so it only ever runs on the main actor.
+/// `@unchecked Sendable`: it is created where a promise delivers (or by `onMainActor.timeout`, for its
+/// timer), handed to the main queue, and run there at most once; the closure it carries is `@MainActor`,
+/// so it only ever runs on the main actor.
 /// The result it captures may be non-`Sendable`: then every other closure that sees it also runs on
 /// the main actor, since the plain operations that hand out the value require `Sendable`.
 final class _MainActorJob: @unchecked Sendable {
