@@ -224,35 +224,39 @@ struct CombiningTests {
     }
     #expect(weakInput == nil)
   }
+}
 
-  // MARK: scale and stack depth
-
-  @Test("all and allSettled over 1,000,000 inputs settled one by one resolve in constant stack depth")
-  func millionInputs() async {
-    let count = 1_000_000
-    let sums = Log<Int>()
-    await onSmallStack {
-      let inputs = (0..<count).map { _ in ResultPromise<Int, TestError>() }
-      ResultPromise.all(inputs).onSuccess { sums.append($0.reduce(0, +)) }
-      ResultPromise.allSettled(inputs).onSuccess { sums.append($0.count) }
-      for (index, input) in inputs.enumerated() { input.succeed(index % 2) }
-    }
-    #expect(sums.values == [count / 2, count])
-  }
-
-  @Test("all over 1,000,000 inputs that settle inside each other's observers keeps constant stack depth")
-  func millionInputsCascading() async {
-    let count = 1_000_000
-    let total = Log<Int>()
-    await onSmallStack {
-      let inputs = (0..<count).map { _ in ResultPromise<Int, TestError>() }
-      for index in 0..<(count - 1) {
-        let next = inputs[index + 1]
-        inputs[index].await { _ in next.succeed(1) }
+extension MillionSteps {
+  /// The combinators over 1,000,000 inputs: one at a time with the other million-step tests.
+  @Suite("Combining at scale")
+  struct CombiningAtScaleTests {
+    @Test("all and allSettled over 1,000,000 inputs settled one by one resolve in constant stack depth")
+    func millionInputs() async {
+      let count = 1_000_000
+      let sums = Log<Int>()
+      await onSmallStack {
+        let inputs = (0..<count).map { _ in ResultPromise<Int, TestError>() }
+        ResultPromise.all(inputs).onSuccess { sums.append($0.reduce(0, +)) }
+        ResultPromise.allSettled(inputs).onSuccess { sums.append($0.count) }
+        for (index, input) in inputs.enumerated() { input.succeed(index % 2) }
       }
-      ResultPromise.all(inputs).onSuccess { total.append($0.reduce(0, +)) }
-      inputs[0].succeed(1)
+      #expect(sums.values == [count / 2, count])
     }
-    #expect(total.values == [count])
+
+    @Test("all over 1,000,000 inputs that settle inside each other's observers keeps constant stack depth")
+    func millionInputsCascading() async {
+      let count = 1_000_000
+      let total = Log<Int>()
+      await onSmallStack {
+        let inputs = (0..<count).map { _ in ResultPromise<Int, TestError>() }
+        for index in 0..<(count - 1) {
+          let next = inputs[index + 1]
+          inputs[index].await { _ in next.succeed(1) }
+        }
+        ResultPromise.all(inputs).onSuccess { total.append($0.reduce(0, +)) }
+        inputs[0].succeed(1)
+      }
+      #expect(total.values == [count])
+    }
   }
 }

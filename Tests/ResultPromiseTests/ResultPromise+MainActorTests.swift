@@ -163,6 +163,27 @@ func onOtherThreadBlocking(_ body: @escaping @Sendable () -> Void) {
     #expect(steps == ["always", "success adopted"])
   }
 
+  @Test("thenAsync and recoverAsync closures may return a main-actor view, single- or multi-statement")
+  func asyncStepsReturningViews() async {
+    let band = Model(name: "ada")
+    var log: [String] = []
+    let renamed = ResultPromise<Model, TestError>(value: band).onMainActor
+      .thenAsync { model in
+        log.append("renaming")
+        return ResultPromise<Model, TestError>(value: model).onMainActor.map { model in
+          model.name = "Ada"
+          return model
+        }
+      }
+      .thenAsync { model in ResultPromise<Int, TestError>(value: model.name.count).onMainActor }
+      .then { _ in Result<Int, TestError>.failure(.boom) }
+      .recoverAsync { error in ResultPromise<Int, AppError>(value: -1).onMainActor.map { $0 * 2 } }
+      .thenAsync { value in ResultPromise<Int, AppError>(value: value) }  // a plain promise still works
+    #expect(await renamed.result == .success(-2))
+    #expect(band.name == "Ada")
+    #expect(log == ["renaming"])
+  }
+
   @Test("value and result await on the main actor; a promise that cannot fail needs no try")
   func awaitingFromMainActor() async {
     let failing = ResultPromise<Model, TestError> { done in
@@ -255,27 +276,33 @@ func onOtherThreadBlocking(_ body: @escaping @Sendable () -> Void) {
     #expect(weakPromise == nil)
     #expect(BrokenPromiseReports.mentioning("DroppedOnMainActorMarker").count == 1)
   }
+}
 
-  @Test("a 1,000,000-step main-actor chain settled on the main actor resolves in constant stack depth")
-  func millionStepsSettledOnMainActor() {
-    let root = ResultPromise<Int, TestError>()
-    var tail = root.onMainActor
-    for _ in 0..<1_000_000 { tail = tail.map { $0 + 1 } }
-    var result: Int?
-    tail.await { result = try? $0.get() }
-    root.succeed(0)
-    #expect(result == 1_000_000)
-  }
+extension MillionSteps {
+  /// Main-actor chains of 1,000,000 steps: one at a time with the other million-step tests.
+  @Suite("Main actor at scale")
+  @MainActor struct MainActorAtScaleTests {
+    @Test("a 1,000,000-step main-actor chain settled on the main actor resolves in constant stack depth")
+    func millionStepsSettledOnMainActor() {
+      let root = ResultPromise<Int, TestError>()
+      var tail = root.onMainActor
+      for _ in 0..<1_000_000 { tail = tail.map { $0 + 1 } }
+      var result: Int?
+      tail.await { result = try? $0.get() }
+      root.succeed(0)
+      #expect(result == 1_000_000)
+    }
 
-  @Test("a 1,000,000-step main-actor chain settled off the main actor resolves in constant stack depth")
-  func millionStepsSettledElsewhere() async {
-    let root = ResultPromise<Int, TestError>()
-    var tail = root.onMainActor
-    for _ in 0..<1_000_000 { tail = tail.then { .success($0 + 1) } }
-    var result: Int?
-    tail.await { result = try? $0.get() }
-    onOtherThreadBlocking { root.succeed(0) }
-    await waitOnMainActor { result != nil }
-    #expect(result == 1_000_000)
+    @Test("a 1,000,000-step main-actor chain settled off the main actor resolves in constant stack depth")
+    func millionStepsSettledElsewhere() async {
+      let root = ResultPromise<Int, TestError>()
+      var tail = root.onMainActor
+      for _ in 0..<1_000_000 { tail = tail.then { .success($0 + 1) } }
+      var result: Int?
+      tail.await { result = try? $0.get() }
+      onOtherThreadBlocking { root.succeed(0) }
+      await waitOnMainActor { result != nil }
+      #expect(result == 1_000_000)
+    }
   }
 }
