@@ -108,3 +108,51 @@ struct BandAPI: Sendable {
 let bandAPI = BandAPI()
 @MainActor let context = StoreContext()
 func log(_ value: Any) {}
+
+// Recipes (the *Getting Started* article): APIs of the kinds that need some care to wrap.
+
+extension AppError {
+  /// An app's mapping of an untyped error.
+  init(_ error: (any Error)?) { self = .offline }
+}
+
+/// An older API whose completion hands over two optionals.
+struct LegacyAPI: Sendable {
+  func fetchUser(_ id: Int, completion: @escaping @Sendable (User?, (any Error)?) -> Void) {
+    completion(User(id: id, name: "Ada"), nil)
+  }
+}
+let legacyAPI = LegacyAPI()
+
+/// A library that reports `any Error`.
+struct FileStore: Sendable {
+  func read(_ path: String, completion: @escaping @Sendable (Result<Data, any Error>) -> Void) {
+    completion(.success(Data()))
+  }
+}
+let fileStore = FileStore()
+
+/// A model object that is not `Sendable`.
+final class Document {
+  var text = ""
+}
+
+/// An API that makes a new `Document` on its own queue and hands it over (`sending`).
+struct Parser: Sendable {
+  func parse(_ text: String, completion: @escaping @Sendable (sending Document) -> Void) {
+    DispatchQueue.global().async {
+      let document = Document()
+      document.text = text
+      completion(document)
+    }
+  }
+}
+let parser = Parser()
+
+/// An API that calls back on the main actor.
+struct MainActorReader: Sendable {
+  func open(_ path: String, completion: @escaping @MainActor (Document) -> Void) {
+    DispatchQueue.main.async { completion(Document()) }
+  }
+}
+let mainActorReader = MainActorReader()
