@@ -85,7 +85,7 @@ import Dispatch
 ///   `timeout`, `retry`, `value`, `result` and `init(priority:operation:)` — requires `Success: Sendable`.
 /// - Main-actor code, whose callbacks touch main-actor state and non-`Sendable` objects, uses
 ///   `onMainActor`, whose closures run on the main actor.
-public final class ResultPromise<Success, Failure: Error>:
+public class ResultPromise<Success, Failure: Error>:
   _PromiseStorage<Success, Failure, Result<Success, Failure>?>
 {
   /// Creates a pending promise; settle it later with ``fulfil(with:)``, ``succeed(_:)`` or ``fail(_:)``.
@@ -185,8 +185,7 @@ public final class ResultPromise<Success, Failure: Error>:
   /// - Parameter result: The outcome.
   /// - Returns: `true` if this call settled the promise; `false` if it was already settled, in which
   ///   case nothing changes and no observer is called.
-  @inlinable @discardableResult
-  public func fulfil(with result: Result<Success, Failure>) -> Bool {
+  @inlinable @discardableResult public final func fulfil(with result: Result<Success, Failure>) -> Bool {
     // nil: already settled; false: settled now, nobody waiting; true: settled now, observers waiting.
     let settled: Bool? = _lock.withLock {
       guard _phase == .pending else { return nil }
@@ -205,8 +204,7 @@ public final class ResultPromise<Success, Failure: Error>:
   /// ```
   /// - Parameter value: The success value.
   /// - Returns: `true` if this call settled the promise, `false` if it was already settled.
-  @inlinable @discardableResult
-  public func succeed(_ value: Success) -> Bool {
+  @inlinable @discardableResult public final func succeed(_ value: Success) -> Bool {
     fulfil(with: .success(value))
   }
 
@@ -217,8 +215,7 @@ public final class ResultPromise<Success, Failure: Error>:
   /// ```
   /// - Parameter error: The failure.
   /// - Returns: `true` if this call settled the promise, `false` if it was already settled.
-  @inlinable @discardableResult
-  public func fail(_ error: Failure) -> Bool {
+  @inlinable @discardableResult public final func fail(_ error: Failure) -> Bool {
     fulfil(with: .failure(error))
   }
 
@@ -229,7 +226,7 @@ public final class ResultPromise<Success, Failure: Error>:
   /// ```swift
   /// if promise.isPending { showSpinner() }
   /// ```
-  @inlinable public var isPending: Bool {
+  @inlinable public final var isPending: Bool {
     _lock.withLock { _phase == .pending }
   }
 
@@ -244,8 +241,7 @@ public final class ResultPromise<Success, Failure: Error>:
   /// ```
   /// - Parameter transform: Called with the failure.
   /// - Returns: A promise with the same success value or the transformed failure.
-  @inlinable
-  public func mapError<NewFailure>(
+  @inlinable public final func mapError<NewFailure>(
     _ transform: @escaping @Sendable (Failure) -> NewFailure
   ) -> ResultPromise<Success, NewFailure> {
     _chain(transform) { transform, result, next in next.fulfil(with: result.mapError(transform)) }
@@ -258,8 +254,7 @@ public final class ResultPromise<Success, Failure: Error>:
   /// ```
   /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
   /// - Returns: A promise of the success value or the recovery's result.
-  @inlinable
-  public func recover<NewFailure>(
+  @inlinable public final func recover<NewFailure>(
     _ transform: @escaping @Sendable (Failure) -> Result<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
     _chain(transform) { transform, result, next in next.fulfil(with: result.flatMapError(transform)) }
@@ -277,8 +272,7 @@ public final class ResultPromise<Success, Failure: Error>:
   /// ```
   /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
   /// - Returns: A promise of the success value or the recovery's result.
-  @inlinable
-  public func recover(
+  @inlinable public final func recover(
     _ transform: @escaping @Sendable (Failure) -> Result<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
     _chain(transform) { transform, result, next in next.fulfil(with: result.flatMapError(transform)) }
@@ -291,8 +285,7 @@ public final class ResultPromise<Success, Failure: Error>:
   /// ```
   /// - Parameter transform: Called with the failure; the promise it returns settles the result.
   /// - Returns: A promise of the success value or the outcome of the promise `transform` returns.
-  @inlinable
-  public func recoverAsync<NewFailure>(
+  @inlinable public final func recoverAsync<NewFailure>(
     _ transform: @escaping @Sendable (Failure) -> ResultPromise<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
     _chain(transform) { transform, result, next in next._adopt(result, recovering: transform) }
@@ -358,8 +351,7 @@ extension ResultPromise where Success: Sendable {
   /// that settles the promise. Observers run in registration order: one registered while the promise's
   /// observers are being called on another thread is called there, after them.
   /// - Parameter observer: Receives the result. The promise releases it after calling it.
-  @inlinable
-  public func `await`(_ observer: @escaping @Sendable (Result<Success, Failure>) -> Void) {
+  @inlinable public func `await`(_ observer: @escaping @Sendable (Result<Success, Failure>) -> Void) {
     _await(observer)
   }
 
@@ -372,8 +364,7 @@ extension ResultPromise where Success: Sendable {
   /// ```
   /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
   /// - Returns: A promise of the step's result.
-  @inlinable
-  public func then<NewSuccess>(
+  @inlinable public func then<NewSuccess>(
     _ transform: @escaping @Sendable (Success) -> Result<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
     _chain(transform) { transform, result, next in next.fulfil(with: result.flatMap(transform)) }
@@ -386,8 +377,7 @@ extension ResultPromise where Success: Sendable {
   /// ```
   /// - Parameter transform: Called with the success value; the promise it returns settles the result.
   /// - Returns: A promise that settles like the one `transform` returns (or with this failure).
-  @inlinable
-  public func thenAsync<NewSuccess>(
+  @inlinable public func thenAsync<NewSuccess>(
     _ transform: @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
     _chain(transform) { transform, result, next in next._adopt(result, then: transform) }
@@ -400,8 +390,7 @@ extension ResultPromise where Success: Sendable {
   /// ```
   /// - Parameter transform: Called with the success value.
   /// - Returns: A promise of the transformed value.
-  @inlinable
-  public func map<NewSuccess>(
+  @inlinable public func map<NewSuccess>(
     _ transform: @escaping @Sendable (Success) -> NewSuccess
   ) -> ResultPromise<NewSuccess, Failure> {
     _chain(transform) { transform, result, next in next.fulfil(with: result.map(transform)) }
@@ -420,8 +409,7 @@ extension ResultPromise where Success: Sendable {
   /// ```
   /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
   /// - Returns: A promise of the transformed value or the thrown error.
-  @inlinable @_disfavoredOverload
-  public func map<NewSuccess>(
+  @inlinable @_disfavoredOverload public func map<NewSuccess>(
     _ transform: @escaping @Sendable (Success) throws(Failure) -> NewSuccess
   ) -> ResultPromise<NewSuccess, Failure> {
     // Wrapped in a `then` step: a typed-throws function type must not become a generic argument (such
@@ -438,8 +426,7 @@ extension ResultPromise where Success == Void {
   /// saved.succeed()
   /// ```
   /// - Returns: `true` if this call settled the promise, `false` if it was already settled.
-  @inlinable @discardableResult
-  public func succeed() -> Bool {
+  @inlinable @discardableResult public func succeed() -> Bool {
     fulfil(with: .success(()))
   }
 }
@@ -534,9 +521,12 @@ public enum PromiseDiagnostics {
 // thus settles in one loop, at constant stack depth. A job holds its promise, so an observer only ever
 // runs while its promise is alive.
 //
-// Steps. Every operator is one `_chain` call: it makes the next promise and observes this one with one
-// closure that applies the step to the result and settles the next promise. On a promise that can
-// deliver at once, the step runs without any closure being stored.
+// Steps. Every operator is one `_chain` call. On a pending promise, the next promise *is* the step: a
+// `_Step`, a subclass that holds the operator's transform until the result comes, and whose observer
+// captures only the step itself, so Swift needs no closure context: one allocation per step. (That is
+// why `ResultPromise` is a class that can be subclassed inside the library, never outside: `public`,
+// not `open`, with `final` members.) On a promise that can deliver at once, the step runs on a plain
+// promise, with nothing stored.
 //
 // Release. Each observer of a pending chain holds the next promise, so releasing a long pending chain
 // would free it recursively; `deinit` hands the observers to the trampoline's graveyard, which releases
@@ -555,22 +545,22 @@ public enum PromiseDiagnostics {
 /// rules out overlapping accesses, and the dynamic checks would cost more than the rest of a delivery.
 public class _PromiseStorage<Success, Failure: Error, Outcome> {
   /// The outcome once settled (`Result<Success, Failure>?` in ``ResultPromise``).
-  @exclusivity(unchecked) @usableFromInline var _outcome: Outcome
+  @exclusivity(unchecked) @usableFromInline final var _outcome: Outcome
   /// Pending, settled, or where the delivery of the outcome stands.
-  @exclusivity(unchecked) @usableFromInline var _phase: _Phase
+  @exclusivity(unchecked) @usableFromInline final var _phase: _Phase
   /// Whether dropping this promise while pending is reported (user-created promises only, until a
   /// report has been made).
-  @exclusivity(unchecked) @usableFromInline var _reportsBroken: Bool
+  @exclusivity(unchecked) @usableFromInline final var _reportsBroken: Bool
   /// The first waiting observer, stored inline so the common single-observer case needs no array.
-  @exclusivity(unchecked) @usableFromInline var _first: _Observer<Success, Failure>?
+  @exclusivity(unchecked) @usableFromInline final var _first: _Observer<Success, Failure>?
   /// Further waiting observers, in registration order; non-empty only when `_first` is set.
-  @exclusivity(unchecked) @usableFromInline var _more: [_Observer<Success, Failure>] = []
+  @exclusivity(unchecked) @usableFromInline final var _more: [_Observer<Success, Failure>] = []
   /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
-  @usableFromInline let _queue: DispatchQueue?
+  @usableFromInline final let _queue: DispatchQueue?
   #if DEBUG
     /// Where a user-created promise was made, for the broken-promise report. Debug builds only: release
     /// builds spend no memory on it. Set once, before the promise is shared.
-    @usableFromInline var _origin: (file: StaticString, line: UInt)?
+    @usableFromInline final var _origin: (file: StaticString, line: UInt)?
   #endif
 
   @inlinable init(outcome: Outcome, phase: _Phase, reportsBroken: Bool, queue: DispatchQueue?) {
@@ -591,25 +581,16 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
   }
 
   /// "1 observer", "2 observers"…: how many wait, for the broken-promise report.
-  @usableFromInline var _observerCount: String {
+  @usableFromInline final var _observerCount: String {
     let count = (_first == nil ? 0 : 1) + _more.count
     return count == 1 ? "1 observer" : "\(count) observers"
   }
 
-  /// Where the promise was made (debug builds), for the broken-promise report.
-  @usableFromInline var _madeAt: (file: StaticString, line: UInt)? {
-    #if DEBUG
-      _origin
-    #else
-      nil
-    #endif
-  }
-
   /// The lock guarding this promise: its stripe of the shared table.
-  @inlinable var _lock: _Lock { _Lock(for: self) }
+  @inlinable final var _lock: _Lock { _Lock(for: self) }
 
   /// Moves the waiting observers out, leaving none behind.
-  @inlinable func _takeObservers() -> _Observers<Success, Failure> {
+  @inlinable final func _takeObservers() -> _Observers<Success, Failure> {
     // Not `_first.take()`: passing a closure through that generic function costs two reabstraction
     // allocations. `consume` ends the locals here, so the result holds the only references.
     let first = _first
@@ -654,24 +635,30 @@ extension ResultPromise {
   /// Chains a step: returns a new promise, and once this one settles calls
   /// `apply(transform, result, next)`, which settles the new promise.
   ///
-  /// `apply` captures nothing, so the one closure stored per pending step holds `transform`, `apply`
-  /// and the new promise: one allocation besides the promise. A promise that can deliver at once runs
-  /// the step directly, with no closure stored at all.
-  @inlinable func _chain<Transform, NewSuccess, NewFailure>(
+  /// On a pending promise the new promise is the step itself (`_Step`), and its observer captures only
+  /// it: one allocation per step. A promise that can deliver at once runs the step directly, on a plain
+  /// promise, with nothing stored.
+  @inlinable @inline(__always) final func _chain<Transform, NewSuccess, NewFailure>(
     _ transform: Transform,
     _ apply: @escaping (Transform, Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> ResultPromise<NewSuccess, NewFailure> {
+    var step: _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>?
+    guard
+      let result = _register({
+        let waiting = _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>(transform, apply)
+        step = waiting
+        return { waiting._run($0) }
+      })
+    else { return step.unsafelyUnwrapped }
     let next = ResultPromise<NewSuccess, NewFailure>._pending()
-    if let result = _register({ { apply(transform, $0, next) } }) {
-      _Trampoline.current.runAsCallback { apply(transform, result, next) }
-    }
+    _Trampoline.current.runAsCallback { apply(transform, result, next) }
     return next
   }
 
   /// Adds the observer that `observer()` makes, or returns the result to call it with at once on this
   /// thread, without making it: when the promise is settled, no delivery is under way, its observers
   /// run synchronously and no callback is running on this thread.
-  @inlinable func _register(
+  @inlinable @inline(__always) func _register(
     _ observer: () -> _Observer<Success, Failure>
   ) -> Result<Success, Failure>? {
     var schedules = false
@@ -682,12 +669,9 @@ extension ResultPromise {
       // round is followed at once by the next if it runs on this thread, to keep first-in-first-out
       // order with this thread's other queued work, or on a serial queue; a round running on another
       // thread schedules the next itself when it ends.
-      if _phase == .settled
-        || (_phase == .running && (_queue != nil || _Trampoline.current.isRunning(self)))
-      {
-        _phase = .scheduled
-        schedules = true
-      }
+      schedules =
+        _phase == .settled || (_phase == .running && (_queue != nil || _Trampoline.current.isRunning(self)))
+      if schedules { _phase = .scheduled }
       return nil
     }
     if schedules { _scheduleDelivery() }
@@ -698,11 +682,8 @@ extension ResultPromise {
   /// work, or on `_queue`.
   @inlinable func _scheduleDelivery() {
     let job = _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver() }
-    if let queue = _queue {
-      queue.async { _Trampoline.current.run(job) }
-    } else {
-      _Trampoline.current.run(job)
-    }
+    guard let queue = _queue else { return _Trampoline.current.run(job) }
+    queue.async { _Trampoline.current.run(job) }
   }
 
   /// One delivery round: calls the observers waiting now. If more joined from other threads meanwhile,
@@ -747,7 +728,12 @@ extension ResultPromise {
   /// an observer of `other`, in order. A promise told to adopt itself could never settle; that is
   /// reported instead.
   @inlinable func _adopt(_ other: ResultPromise<Success, Failure>) {
-    guard other !== self else { return PromiseDiagnostics._reportSelfAdoption(Self.self) }
+    guard other !== self else {
+      return PromiseDiagnostics._report(
+        self,
+        "was told to adopt itself (thenAsync or recoverAsync returned the promise it settles); "
+          + "it can never settle.")
+    }
     if let result = other._lock.withLock({ other._phase == .settled ? other._outcome : nil }) {
       fulfil(with: result)
     } else {
@@ -773,18 +759,58 @@ extension ResultPromise {
       defer { promise._reportsBroken = false }
       return promise._phase == .pending && promise._reportsBroken
     }
-    if report { PromiseDiagnostics._reportDroppedFulfil(promise) }
+    guard report else { return }
+    PromiseDiagnostics._report(
+      promise,
+      "is pending, but its fulfil function was released uncalled, so it can never settle ("
+        + "\(promise._lock.withLock { promise._observerCount }) waiting).")
+  }
+}
+
+/// A pending step of a chain and the promise it settles, in one object: it holds the step's transform
+/// until the promise it observes settles, then applies it and lets it go (with what it captured).
+///
+/// `Slot` is always `Transform?`. A field whose type is a generic parameter needs no metadata lookup in
+/// the (never specialised) `deinit`; one typed `Transform?` would look `Optional<Transform>` up on every
+/// release.
+@usableFromInline
+final class _Step<Input, InputFailure: Error, Success, Failure: Error, Transform, Slot>:
+  ResultPromise<Success, Failure>
+{
+  @exclusivity(unchecked) @usableFromInline var _transform: Slot
+  @usableFromInline let _apply:
+    (Transform, Result<Input, InputFailure>, ResultPromise<Success, Failure>) -> Void
+
+  @inlinable init(
+    _ transform: Slot,
+    _ apply: @escaping (Transform, Result<Input, InputFailure>, ResultPromise<Success, Failure>) -> Void
+  ) {
+    (_transform, _apply) = (transform, apply)
+    super.init(_pendingOn: nil)
+  }
+}
+
+// `@unchecked Sendable` as `ResultPromise` is; `_transform` is set before the step is shared and then
+// read and cleared once, by the delivery of the promise it observes.
+extension _Step: @unchecked Sendable where Success: Sendable {}
+
+extension _Step where Slot == Transform? {
+  /// Applies the step to the observed promise's `result`, once. Only the observed promise's delivery
+  /// calls it, on one thread, so `_transform` needs no lock.
+  @inlinable func _run(_ result: Result<Input, InputFailure>) {
+    let transform = _transform.unsafelyUnwrapped
+    _transform = nil
+    _apply(transform, result, self)
   }
 }
 
 /// Observers taken from a promise, for a delivery round or for the graveyard.
 @usableFromInline struct _Observers<Success, Failure: Error> {
-  @usableFromInline let first: _Observer<Success, Failure>?
-  @usableFromInline let more: [_Observer<Success, Failure>]
-
+  // A struct, not a tuple: passed through generic code (`withLock`), a tuple's closures would be
+  // reabstracted, one allocation each.
+  @usableFromInline let first: _Observer<Success, Failure>?, more: [_Observer<Success, Failure>]
   @inlinable init(first: _Observer<Success, Failure>?, more: [_Observer<Success, Failure>]) {
-    self.first = first
-    self.more = more
+    (self.first, self.more) = (first, more)
   }
 }
 
@@ -839,12 +865,10 @@ extension ResultPromise {
 
   private static let key: pthread_key_t = {
     var key = pthread_key_t()
-    let status = pthread_key_create(&key) { pointer in
-      #if canImport(Darwin)
+    let status = pthread_key_create(&key) { pointer in  // non-optional on Darwin, optional elsewhere
+      if let pointer = pointer as UnsafeMutableRawPointer? {
         Unmanaged<_Trampoline>.fromOpaque(pointer).release()
-      #else
-        if let pointer { Unmanaged<_Trampoline>.fromOpaque(pointer).release() }
-      #endif
+      }
     }
     precondition(status == 0, "ResultPromise: pthread_key_create failed (\(status))")
     return key
@@ -905,10 +929,8 @@ extension ResultPromise {
     count += 1
   }
 
-  deinit {
-    // Runs when the thread exits, after its outermost call has drained the queue: no job is left.
-    jobs.deallocate()
-  }
+  // Runs when the thread exits, after its outermost call has drained the queue: no job is left.
+  deinit { jobs.deallocate() }
 
   /// Releases `remains` — and whatever that releases in turn through `bury` — in a loop, not recursively.
   /// The caller must hold no other reference to what `remains` owns, or that reference would free it
@@ -985,26 +1007,17 @@ extension PromiseDiagnostics {
 
   fileprivate static let hook = Hook()
 
-  @usableFromInline static func _reportSelfAdoption(_ type: Any.Type) {
-    brokenPromiseHandler?(
-      "\(type) was told to adopt itself (thenAsync or recoverAsync returned the promise it settles); "
-        + "it can never settle.")
-  }
-
   /// Reports `promise` as broken: its type, where it was made (debug builds), then `problem`. Builds
   /// nothing when no handler is set (the release-build default).
   @usableFromInline static func _report<S, F, O>(
     _ promise: _PromiseStorage<S, F, O>, _ problem: @autoclosure () -> String
   ) {
     guard let handler = brokenPromiseHandler else { return }
-    let place = promise._madeAt.map { " made at \($0.file):\($0.line)" } ?? ""
+    #if DEBUG
+      let place = promise._origin.map { " made at \($0.file):\($0.line)" } ?? ""
+    #else
+      let place = ""
+    #endif
     handler("ResultPromise<\(S.self), \(F.self)>\(place) \(problem())")
-  }
-
-  @usableFromInline static func _reportDroppedFulfil<S, F>(_ promise: ResultPromise<S, F>) {
-    _report(
-      promise,
-      "is pending, but its fulfil function was released uncalled, so it can never settle ("
-        + "\(promise._lock.withLock { promise._observerCount }) waiting).")
   }
 }

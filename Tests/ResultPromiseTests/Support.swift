@@ -177,3 +177,7 @@ final class Watched: Sendable {
 /// The suites whose tests build 1,000,000-step chains, hundreds of megabytes each. They run one at a time
 /// (`.serialized` applies to the nested suites too), so `swift test` stays within a laptop's memory.
 @Suite(.serialized) enum MillionSteps {}
+
+/// The static type of `value`, to check what an expression's type was inferred as (`type(of:)` gives the
+/// dynamic type, which for a pending chained promise is a library-internal subclass).
+func staticType<T>(of value: T) -> T.Type { T.self }

@@ -73,13 +73,13 @@ struct TypedErrorTests {
       logged.append(error)
       return .success(0)
     }
-    #expect(type(of: recovered) == ResultPromise<Int, TestError>.self)
+    #expect(staticType(of: recovered) == ResultPromise<Int, TestError>.self)
     recovered.await(outcome.append)
     // Naming another error type still changes it, as before.
     let changed = ResultPromise<Int, TestError>(error: .boom).recover { _ in
       Result<Int, AppError>.failure(.offline)
     }
-    #expect(type(of: changed) == ResultPromise<Int, AppError>.self)
+    #expect(staticType(of: changed) == ResultPromise<Int, AppError>.self)
     #expect(logged.values == [.boom])
     #expect(outcome.values == [.success(0)])
   }
