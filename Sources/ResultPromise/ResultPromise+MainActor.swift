@@ -29,7 +29,7 @@ extension ResultPromise {
   /// ```
   ///
   /// Reading it is cheap and allowed from any isolation; the operations of the view are `@MainActor`.
-  public var onMainActor: MainActorPromise<Success, Failure> {
+  @inlinable public var onMainActor: MainActorPromise<Success, Failure> {
     MainActorPromise(self)
   }
 }
@@ -78,7 +78,7 @@ public struct MainActorPromise<Success, Failure: Error> {
   /// let view = MainActorPromise(store.band(id))
   /// ```
   /// - Parameter promise: The promise to observe and chain from the main actor.
-  public init(_ promise: ResultPromise<Success, Failure>) {
+  @inlinable public init(_ promise: ResultPromise<Success, Failure>) {
     self.promise = promise
   }
 }
@@ -95,7 +95,7 @@ extension MainActorPromise {
   /// store.band(id).onMainActor.await { result in self.band = try? result.get() }
   /// ```
   /// - Parameter observer: Receives the result on the main actor.
-  public func `await`(_ observer: @escaping @MainActor (Result<Success, Failure>) -> Void) {
+  @inlinable public func `await`(_ observer: @escaping @MainActor (Result<Success, Failure>) -> Void) {
     _observe(observer)
   }
 
@@ -106,8 +106,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter body: Called with the success value, at most once.
   /// - Returns: This view, so that more observers can be chained.
-  @discardableResult
-  public func onSuccess(_ body: @escaping @MainActor (Success) -> Void) -> Self {
+  @inlinable @discardableResult public func onSuccess(_ body: @escaping @MainActor (Success) -> Void) -> Self {
     _observe { if case .success(let value) = $0 { body(value) } }
     return self
   }
@@ -119,8 +118,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter body: Called with the failure, at most once.
   /// - Returns: This view, so that more observers can be chained.
-  @discardableResult
-  public func onFailure(_ body: @escaping @MainActor (Failure) -> Void) -> Self {
+  @inlinable @discardableResult public func onFailure(_ body: @escaping @MainActor (Failure) -> Void) -> Self {
     _observe { if case .failure(let error) = $0 { body(error) } }
     return self
   }
@@ -135,8 +133,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter body: Called with the result, exactly once.
   /// - Returns: A view of a promise that settles like this one, after `body` has run.
-  @discardableResult
-  public func always(
+  @inlinable @discardableResult public func always(
     _ body: @escaping @MainActor (Result<Success, Failure>) -> Void
   ) -> MainActorPromise<Success, Failure> {
     _chain { result, next in
@@ -154,7 +151,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
   /// - Returns: A view of a promise of the step's result.
-  public func then<NewSuccess>(
+  @inlinable public func then<NewSuccess>(
     _ transform: @escaping @MainActor (Success) -> Result<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
     _chain { result, next in next.fulfil(with: result.flatMap(transform)) }
@@ -170,7 +167,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter transform: Called with the success value; the promise it returns settles the result.
   /// - Returns: A view of a promise that settles like the one `transform` returns (or with this failure).
-  public func thenAsync<NewSuccess>(
+  @inlinable public func thenAsync<NewSuccess>(
     _ transform: @escaping @MainActor (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
     _chain { result, next in next._adopt(result, then: transform) }
@@ -186,7 +183,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter transform: Called with the success value; the view it returns settles the result.
   /// - Returns: A view of a promise that settles like the one `transform` returns (or with this failure).
-  public func thenAsync<NewSuccess>(
+  @inlinable public func thenAsync<NewSuccess>(
     _ transform: @escaping @MainActor (Success) -> MainActorPromise<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
     thenAsync { transform($0).promise }
@@ -199,7 +196,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter transform: Called with the success value.
   /// - Returns: A view of a promise of the transformed value.
-  public func map<NewSuccess>(
+  @inlinable public func map<NewSuccess>(
     _ transform: @escaping @MainActor (Success) -> NewSuccess
   ) -> MainActorPromise<NewSuccess, Failure> {
     _chain { result, next in next.fulfil(with: result.map(transform)) }
@@ -217,8 +214,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
   /// - Returns: A view of a promise of the transformed value or the thrown error.
-  @_disfavoredOverload
-  public func map<NewSuccess>(
+  @inlinable @_disfavoredOverload public func map<NewSuccess>(
     _ transform: @escaping @MainActor (Success) throws(Failure) -> NewSuccess
   ) -> MainActorPromise<NewSuccess, Failure> {
     then { value in Result { () throws(Failure) in try transform(value) } }
@@ -231,7 +227,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter transform: Called with the failure.
   /// - Returns: A view of a promise with the same success value or the transformed failure.
-  public func mapError<NewFailure>(
+  @inlinable public func mapError<NewFailure>(
     _ transform: @escaping @MainActor (Failure) -> NewFailure
   ) -> MainActorPromise<Success, NewFailure> {
     _chain { result, next in next.fulfil(with: result.mapError(transform)) }
@@ -246,7 +242,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
   /// - Returns: A view of a promise of the success value or the recovery's result.
-  public func recover<NewFailure>(
+  @inlinable public func recover<NewFailure>(
     _ transform: @escaping @MainActor (Failure) -> Result<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
     _chain { result, next in next.fulfil(with: result.flatMapError(transform)) }
@@ -262,7 +258,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
   /// - Returns: A view of a promise of the success value or the recovery's result.
-  public func recover(
+  @inlinable public func recover(
     _ transform: @escaping @MainActor (Failure) -> Result<Success, Failure>
   ) -> MainActorPromise<Success, Failure> {
     _chain { result, next in next.fulfil(with: result.flatMapError(transform)) }
@@ -276,7 +272,7 @@ extension MainActorPromise {
   /// - Parameter transform: Called with the failure; the promise it returns settles the result.
   /// - Returns: A view of a promise of the success value or the outcome of the promise `transform`
   ///   returns.
-  public func recoverAsync<NewFailure>(
+  @inlinable public func recoverAsync<NewFailure>(
     _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
     _chain { result, next in next._adopt(result, recovering: transform) }
@@ -289,7 +285,7 @@ extension MainActorPromise {
   /// ```
   /// - Parameter transform: Called with the failure; the view it returns settles the result.
   /// - Returns: A view of a promise of the success value or the outcome of the view `transform` returns.
-  public func recoverAsync<NewFailure>(
+  @inlinable public func recoverAsync<NewFailure>(
     _ transform: @escaping @MainActor (Failure) -> MainActorPromise<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
     recoverAsync { transform($0).promise }
@@ -366,7 +362,7 @@ extension MainActorPromise {
 
   /// Runs `observer` on the main actor with the result: at once if called there and no earlier hop of
   /// this promise is waiting, otherwise by a hop to the main queue.
-  func _observe(_ observer: @escaping @MainActor (Result<Success, Failure>) -> Void) {
+  @inlinable func _observe(_ observer: @escaping @MainActor (Result<Success, Failure>) -> Void) {
     // `unowned(unsafe)`: an observer that held its own promise would keep a pending one alive forever
     // (never reported as broken). The core runs an observer only while its promise is alive.
     promise._await { [unowned(unsafe) promise] result in
@@ -379,7 +375,7 @@ extension MainActorPromise {
   }
 
   /// Chains a step: `step` gets the result and the next promise, and settles it, on the main actor.
-  func _chain<NewSuccess, NewFailure>(
+  @inlinable func _chain<NewSuccess, NewFailure>(
     _ step: @escaping @MainActor (Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> MainActorPromise<NewSuccess, NewFailure> {
     let next = ResultPromise<NewSuccess, NewFailure>._pending()
@@ -408,11 +404,11 @@ extension MainActorPromise where Failure == Never {
 /// so it only ever runs on the main actor.
 /// The result it captures may be non-`Sendable`: then every other closure that sees it also runs on
 /// the main actor, since the plain operations that hand out the value require `Sendable`.
-final class _MainActorJob: @unchecked Sendable {
+@usableFromInline final class _MainActorJob: @unchecked Sendable {
   /// The promise whose observer this is; retained until the job has run, so its identifier is not reused.
-  let promise: AnyObject
-  let run: @MainActor () -> Void
-  init(_ promise: AnyObject, _ run: @escaping @MainActor () -> Void) {
+  @usableFromInline let promise: AnyObject
+  @usableFromInline let run: @MainActor () -> Void
+  @usableFromInline init(_ promise: AnyObject, _ run: @escaping @MainActor () -> Void) {
     self.promise = promise
     self.run = run
   }
@@ -426,7 +422,7 @@ struct _MainActorResult<Success, Failure: Error>: @unchecked Sendable {
 }
 
 /// Whether code is on the main queue, and the hops to it that are still waiting, per promise.
-enum _MainQueue {
+@usableFromInline enum _MainQueue {
   /// Marks the main queue, so that `DispatchQueue.getSpecific` tells whether code runs on it.
   static let key: DispatchSpecificKey<Bool> = {
     let key = DispatchSpecificKey<Bool>()
@@ -438,12 +434,12 @@ enum _MainQueue {
   static let waiting = _WaitingHops()
 
   /// Whether an observer of `promise` may run now: on the main actor, with no hop of it waiting.
-  static func runsNow(for promise: AnyObject) -> Bool {
+  @usableFromInline static func runsNow(for promise: AnyObject) -> Bool {
     DispatchQueue.getSpecific(key: key) == true && waiting.count(for: promise) == 0
   }
 
   /// Runs `job` on the main actor, after every hop of its promise that is already waiting.
-  static func hop(_ job: _MainActorJob) {
+  @usableFromInline static func hop(_ job: _MainActorJob) {
     waiting.send(job)
   }
 }
