@@ -34,6 +34,9 @@ import Dispatch
 ///     }
 /// ```
 ///
+/// `ResultPromise` is a class you cannot subclass (`public`, not `open`): the library's own pending steps
+/// are subclasses of it, so `type(of:)` a pending chained promise names an internal type.
+///
 /// ## Threading and ordering
 /// - Every method may be called from any thread at the same time.
 /// - **Exactly once:** the first ``fulfil(with:)`` wins; later calls return `false` and change nothing.
