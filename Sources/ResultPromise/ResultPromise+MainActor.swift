@@ -106,7 +106,8 @@ extension MainActorPromise {
   /// ```
   /// - Parameter body: Called with the success value, at most once.
   /// - Returns: This view, so that more observers can be chained.
-  @inlinable @discardableResult public func onSuccess(_ body: @escaping @MainActor (Success) -> Void) -> Self {
+  @inlinable @discardableResult public func onSuccess(_ body: @escaping @MainActor (Success) -> Void) -> Self
+  {
     _observe { if case .success(let value) = $0 { body(value) } }
     return self
   }
@@ -118,7 +119,8 @@ extension MainActorPromise {
   /// ```
   /// - Parameter body: Called with the failure, at most once.
   /// - Returns: This view, so that more observers can be chained.
-  @inlinable @discardableResult public func onFailure(_ body: @escaping @MainActor (Failure) -> Void) -> Self {
+  @inlinable @discardableResult public func onFailure(_ body: @escaping @MainActor (Failure) -> Void) -> Self
+  {
     _observe { if case .failure(let error) = $0 { body(error) } }
     return self
   }
