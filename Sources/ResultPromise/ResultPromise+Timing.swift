@@ -34,10 +34,7 @@ extension ResultPromise where Success: Sendable {
         next.fulfil(with: result)
         return
       }
-      Task {
-        await _sleep(for: duration, on: clock)
-        next.fulfil(with: result)
-      }
+      _timer(after: duration, on: clock) { next.fulfil(with: result) }
     }
     return next
   }
@@ -126,10 +123,7 @@ extension ResultPromise where Success: Sendable {
     @Sendable func attempt(_ number: Int) {
       make().await { result in
         if case .failure(let error) = result, number < total, shouldRetry(error) {
-          Task {
-            await _sleep(for: delay, on: clock)
-            attempt(number + 1)
-          }
+          _timer(after: delay, on: clock) { attempt(number + 1) }
         } else {
           next.fulfil(with: result)
         }
@@ -182,23 +176,15 @@ extension MainActorPromise {
 /// Runs `fire` in a task once `duration` has passed on `clock`, unless the returned task is cancelled
 /// first. A cancelled timer ends at once and releases `fire` with everything it captures.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
-@inlinable func _timer<C: Clock<Duration>>(
+@inlinable @discardableResult func _timer<C: Clock<Duration>>(
   after duration: Duration, on clock: C, _ fire: @escaping @Sendable () -> Void
 ) -> Task<Void, Never> {
   Task {
-    if await _sleep(for: duration, on: clock) { fire() }
-  }
-}
-
-/// Sleeps until `duration` from now on `clock`; `false` if the task was cancelled first.
-@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
-@inlinable @discardableResult func _sleep<C: Clock<Duration>>(for duration: Duration, on clock: C) async
-  -> Bool
-{
-  do {
-    try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil)
-    return true
-  } catch {
-    return false
+    do {
+      try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil)
+    } catch {
+      return  // cancelled: the outcome was decided first
+    }
+    fire()
   }
 }
