@@ -465,12 +465,12 @@ final class _WaitingHops: @unchecked Sendable {
     _Lock(for: self).withLock {
       counts[ObjectIdentifier(job.promise), default: 0] += 1
       DispatchQueue.main.async {
-        _Trampoline.current.run(
-          _Job(job) { target in
-            let job = unsafeDowncast(target, to: _MainActorJob.self)
-            _MainQueue.waiting.ran(job)
-            MainActor.assumeIsolated { job.run() }
-          })
+        let hop = _Job(job) { target in
+          let job = unsafeDowncast(target, to: _MainActorJob.self)
+          _MainQueue.waiting.ran(job)
+          MainActor.assumeIsolated { job.run() }
+        }
+        _Trampoline.withCurrent { $0.run(hop) }
       }
     }
   }

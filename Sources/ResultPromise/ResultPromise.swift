@@ -189,15 +189,15 @@ public class ResultPromise<Success, Failure: Error>:
   /// - Returns: `true` if this call settled the promise; `false` if it was already settled, in which
   ///   case nothing changes and no observer is called.
   @inlinable @discardableResult public final func fulfil(with result: Result<Success, Failure>) -> Bool {
-    // nil: already settled; false: settled now, nobody waiting; true: settled now, observers waiting.
-    let settled: Bool? = _lock.withLock {
+    // nil: already settled; otherwise the phase the promise settled into.
+    let phase: _Phase? = _lock.withLock {
       guard _phase == .pending else { return nil }
       _outcome = result
-      _phase = _first == nil ? .settled : .scheduled
-      return _phase == .scheduled
+      _phase = _first == nil ? .settled : _more.isEmpty ? .firstRound : .scheduled
+      return _phase
     }
-    if settled == true { _scheduleDelivery() }
-    return settled != nil
+    if let phase, phase != .settled { _scheduleDelivery(phase) }
+    return phase != nil
   }
 
   /// Settles the promise with a success, unless it is already settled.
@@ -481,11 +481,8 @@ public enum PromiseDiagnostics {
     get { hook.lock.withLock { hook.handler } }
     set {
       // The replaced handler is released after the lock: its captures' deinitialisers are user code.
-      let replaced = hook.lock.withLock {
-        defer { hook.handler = newValue }
-        return hook.handler
-      }
-      _ = replaced
+      var replaced = newValue
+      hook.lock.withLock { swap(&replaced, &hook.handler) }
     }
   }
 
@@ -514,8 +511,10 @@ public enum PromiseDiagnostics {
 // at once on its own thread: at the end of a round the delivering thread checks for joiners and
 // schedules another round. So observers run in registration order, and those of a delivery one at a
 // time. Only a settled promise with no delivery under way calls a new observer at once, on the caller's
-// thread (two callers may thus run theirs at the same time). `_phase`
-// says which of these holds.
+// thread (two callers may thus run theirs at the same time). `_phase` says which of these holds.
+// The common delivery — one observer, as in every step of a chain — takes one lock fewer: from
+// settlement until its first round ends, `_first` is that round's alone (joiners wait in `_more`), so
+// the round takes it without the lock, and checks for joiners once, at its end.
 //
 // The trampoline: stack safety and order on one thread. Deliveries are not run by recursion. Each
 // thread has a first-in-first-out queue of jobs (`_Trampoline`); the outermost call on a thread runs
@@ -556,7 +555,7 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
   @exclusivity(unchecked) @usableFromInline final var _reportsBroken: Bool
   /// The first waiting observer, stored inline so the common single-observer case needs no array.
   @exclusivity(unchecked) @usableFromInline final var _first: _Observer<Success, Failure>?
-  /// Further waiting observers, in registration order; non-empty only when `_first` is set.
+  /// Further waiting observers, in registration order; while pending, non-empty only when `_first` is set.
   @exclusivity(unchecked) @usableFromInline final var _more: [_Observer<Success, Failure>] = []
   /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
   @usableFromInline final let _queue: DispatchQueue?
@@ -567,10 +566,7 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
   #endif
 
   @inlinable init(outcome: Outcome, phase: _Phase, reportsBroken: Bool, queue: DispatchQueue?) {
-    _outcome = outcome
-    _phase = phase
-    _reportsBroken = reportsBroken
-    _queue = queue
+    (_outcome, _phase, _reportsBroken, _queue) = (outcome, phase, reportsBroken, queue)
   }
 
   deinit {
@@ -580,7 +576,7 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
       PromiseDiagnostics._report(
         self, "was deallocated while pending; its \(_observerCount) will never be called.")
     }
-    _Trampoline.current.bury(_takeObservers())
+    _Trampoline.withCurrent { $0.bury(_takeObservers()) }
   }
 
   /// "1 observer", "2 observers"…: how many wait, for the broken-promise report.
@@ -593,14 +589,10 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
   @inlinable final var _lock: _Lock { _Lock(for: self) }
 
   /// Moves the waiting observers out, leaving none behind.
-  @inlinable final func _takeObservers() -> _Observers<Success, Failure> {
-    // Not `_first.take()`: passing a closure through that generic function costs two reabstraction
-    // allocations. `consume` ends the locals here, so the result holds the only references.
-    let first = _first
-    _first = nil
+  @inlinable final func _takeObservers() -> (_Observer<Success, Failure>?, [_Observer<Success, Failure>]) {
     var more: [_Observer<Success, Failure>] = []
     swap(&more, &_more)
-    return _Observers(first: consume first, more: consume more)
+    return (_first.take(), more)
   }
 }
 
@@ -613,6 +605,9 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
   case pending
   /// Settled; no delivery under way, so a new observer runs at once.
   case settled
+  /// Settled; the first round of a delivery that began with one observer is scheduled or running. It
+  /// owns `_first`; observers added meanwhile go to `_more`.
+  case firstRound
   /// Settled; a delivery round is scheduled and will take the waiting observers.
   case scheduled
   /// Settled; a round is running, and another is scheduled when it ends if observers joined.
@@ -622,16 +617,22 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
 /// A waiting observer as the promise stores it. Not `@Sendable`: the public API takes `@Sendable`
 /// closures where they may run on another thread; the library's own observers capture the promises of
 /// a chain, which are `Sendable` only when their values are.
-@usableFromInline typealias _Observer<Success, Failure: Error> = (Result<Success, Failure>) -> Void
+///
+/// A struct, not a bare closure: a closure passed through generic code (an array, `Optional.take()`,
+/// `withLock`) is stored behind a reabstraction thunk, one allocation each; a struct is not.
+@usableFromInline struct _Observer<Success, Failure: Error> {
+  @usableFromInline let call: (Result<Success, Failure>) -> Void
+  @inlinable init(_ call: @escaping (Result<Success, Failure>) -> Void) { self.call = call }
+}
 
 extension ResultPromise {
   /// A pending promise for an operator to settle; see ``init(_pendingOn:)``.
   @inlinable static func _pending() -> ResultPromise { ResultPromise(_pendingOn: nil) }
 
   /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`).
-  @inlinable func _await(_ observer: @escaping _Observer<Success, Failure>) {
-    if let result = _register({ observer }) {
-      _Trampoline.current.runAsCallback { observer(result) }
+  @inlinable func _await(_ observer: @escaping (Result<Success, Failure>) -> Void) {
+    if let result = _register({ _Observer(observer) }) {
+      _Trampoline.withCurrent { $0.runAsCallback { observer(result) } }
     }
   }
 
@@ -650,11 +651,13 @@ extension ResultPromise {
       let result = _register({
         let waiting = _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>(transform, apply)
         step = waiting
-        return { waiting._run($0) }
+        return _Observer { waiting._run($0) }
       })
     else { return step.unsafelyUnwrapped }
     let next = ResultPromise<NewSuccess, NewFailure>._pending()
-    _Trampoline.current.runAsCallback { apply(transform, result, next) }
+    // Not `withCurrent`: nested in its closure, this one made the compiler box `transform` (a reabstraction
+    // thunk, one allocation per `thenAsync` step).
+    _Trampoline.current.takeUnretainedValue().runAsCallback { apply(transform, result, next) }
     return next
   }
 
@@ -664,47 +667,63 @@ extension ResultPromise {
   @inlinable @inline(__always) func _register(
     _ observer: () -> _Observer<Success, Failure>
   ) -> Result<Success, Failure>? {
-    var schedules = false
+    var schedules: _Phase?
     let now: Result<Success, Failure>? = _lock.withLock {
-      if _phase == .settled, _queue == nil, !_Trampoline.current.isDraining { return _outcome }
-      if _first == nil { _first = observer() } else { _more.append(observer()) }
+      if _phase == .settled, _queue == nil, !_Trampoline.withCurrent({ $0.isDraining }) { return _outcome }
+      let first = _phase != .firstRound && _first == nil && _more.isEmpty  // see `_deliver`
+      if first { _first = observer() } else { _more.append(observer()) }
       // A settled promise starts a delivery (on this thread's queue, or on its own queue). A running
       // round is followed at once by the next if it runs on this thread, to keep first-in-first-out
-      // order with this thread's other queued work, or on a serial queue; a round running on another
-      // thread schedules the next itself when it ends.
-      schedules =
-        _phase == .settled || (_phase == .running && (_queue != nil || _Trampoline.current.isRunning(self)))
-      if schedules { _phase = .scheduled }
+      // order with this thread's other queued work, or on a serial queue; any other round runs those
+      // who joined when it ends.
+      switch _phase {
+      case .settled: schedules = .firstRound
+      case .running where _queue != nil || _Trampoline.withCurrent { $0.isRunning(self) },
+        .firstRound where _Trampoline.withCurrent { $0.isRunning(self) }:
+        schedules = .scheduled
+      default: return nil
+      }
+      _phase = schedules.unsafelyUnwrapped
       return nil
     }
-    if schedules { _scheduleDelivery() }
+    if let schedules { _scheduleDelivery(schedules) }
     return now
   }
 
-  /// Runs a delivery round where this promise's observers run: through the current thread's queue of
-  /// work, or on `_queue`.
-  @inlinable func _scheduleDelivery() {
-    let job = _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver() }
-    guard let queue = _queue else { return _Trampoline.current.run(job) }
-    queue.async { _Trampoline.current.run(job) }
+  /// Runs a delivery round (the first round if `phase` says so) where this promise's observers run:
+  /// through the current thread's queue of work, or on `_queue`.
+  @inlinable func _scheduleDelivery(_ phase: _Phase) {
+    let job =
+      phase == .firstRound
+      ? _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver(first: true) }
+      : _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver(first: false) }
+    guard let queue = _queue else { return _Trampoline.withCurrent { $0.run(job) } }
+    queue.async { _Trampoline.withCurrent { $0.run(job) } }
   }
 
-  /// One delivery round: calls the observers waiting now. If more joined from other threads meanwhile,
-  /// schedules another round behind the work already queued; otherwise the delivery ends.
-  @inlinable func _deliver() {
-    let (observers, outcome) = _lock.withLock {
-      _phase = .running
-      return (_takeObservers(), _outcome)
+  /// A delivery round: calls the observers waiting now. The first round of a delivery that began with
+  /// one observer (`first`) takes it without the lock: from settlement until that round ends, `_first`
+  /// is its alone (observers added meanwhile wait in `_more`). If more joined meanwhile, the first round
+  /// runs them at once, as if it had taken them; a later round schedules another behind the work
+  /// already queued. Otherwise the delivery ends.
+  @inlinable func _deliver(first: Bool) {
+    let result = _outcome.unsafelyUnwrapped  // settled before any round, and never changed since
+    if first {
+      _first.take()?.call(result)
+    } else {
+      let (head, rest) = _lock.withLock {
+        _phase = .running
+        return _takeObservers()
+      }
+      head?.call(result)
+      for observer in rest { observer.call(result) }
     }
-    guard let result = outcome else { return }
-    observers.first?(result)
-    for observer in observers.more { observer(result) }
     let another: Bool = _lock.withLock {
-      guard _phase == .running else { return false }  // a round is scheduled already
-      _phase = _first == nil ? .settled : .scheduled
+      guard _phase == (first ? .firstRound : .running) else { return false }  // a round is scheduled
+      _phase = _first == nil && _more.isEmpty ? .settled : .scheduled
       return _phase == .scheduled
     }
-    if another { _scheduleDelivery() }
+    if another { first ? _deliver(first: false) : _scheduleDelivery(.scheduled) }
   }
 
   /// Settles with `result`'s failure, or like the promise `transform` makes from its value.
@@ -758,15 +777,13 @@ extension ResultPromise {
 
   deinit {
     guard !isKnownUniquelyReferenced(&promise) else { return }
-    let report = promise._lock.withLock {  // and no other report after this one
+    let waiting: String? = promise._lock.withLock {  // and no other report after this one
       defer { promise._reportsBroken = false }
-      return promise._phase == .pending && promise._reportsBroken
+      return promise._phase == .pending && promise._reportsBroken ? promise._observerCount : nil
     }
-    guard report else { return }
-    PromiseDiagnostics._report(
-      promise,
-      "is pending, but its fulfil function was released uncalled, so it can never settle ("
-        + "\(promise._lock.withLock { promise._observerCount }) waiting).")
+    guard let waiting else { return }
+    let problem = "is pending, but its fulfil function was released uncalled, so it can never settle"
+    PromiseDiagnostics._report(promise, "\(problem) (\(waiting) waiting).")
   }
 }
 
@@ -780,14 +797,13 @@ extension ResultPromise {
 final class _Step<Input, InputFailure: Error, Success, Failure: Error, Transform, Slot>:
   ResultPromise<Success, Failure>
 {
+  @usableFromInline typealias Apply = (
+    Transform, Result<Input, InputFailure>, ResultPromise<Success, Failure>
+  ) -> Void
   @exclusivity(unchecked) @usableFromInline var _transform: Slot
-  @usableFromInline let _apply:
-    (Transform, Result<Input, InputFailure>, ResultPromise<Success, Failure>) -> Void
+  @usableFromInline let _apply: Apply
 
-  @inlinable init(
-    _ transform: Slot,
-    _ apply: @escaping (Transform, Result<Input, InputFailure>, ResultPromise<Success, Failure>) -> Void
-  ) {
+  @inlinable init(_ transform: Slot, _ apply: @escaping Apply) {
     (_transform, _apply) = (transform, apply)
     super.init(_pendingOn: nil)
   }
@@ -807,16 +823,6 @@ extension _Step where Slot == Transform? {
   }
 }
 
-/// Observers taken from a promise, for a delivery round or for the graveyard.
-@usableFromInline struct _Observers<Success, Failure: Error> {
-  // A struct, not a tuple: passed through generic code (`withLock`), a tuple's closures would be
-  // reabstracted, one allocation each.
-  @usableFromInline let first: _Observer<Success, Failure>?, more: [_Observer<Success, Failure>]
-  @inlinable init(first: _Observer<Success, Failure>?, more: [_Observer<Success, Failure>]) {
-    (self.first, self.more) = (first, more)
-  }
-}
-
 // MARK: - The trampoline
 
 /// Work for a thread's queue: `run(target)`.
@@ -832,8 +838,7 @@ extension _Step where Slot == Transform? {
   @usableFromInline let run: (AnyObject) -> Void
 
   @inlinable init(_ target: AnyObject, _ run: @escaping (AnyObject) -> Void) {
-    self.target = target
-    self.run = run
+    (self.target, self.run) = (target, run)
   }
 }
 
@@ -856,22 +861,23 @@ extension _Step where Slot == Transform? {
   @exclusivity(unchecked) private var graveyard: [Any] = []
   @exclusivity(unchecked) private var isBurying = false
 
-  /// The calling thread's trampoline, created on first use and released when the thread exits.
-  @usableFromInline static var current: _Trampoline {
-    if let pointer = pthread_getspecific(key) {
-      return Unmanaged<_Trampoline>.fromOpaque(pointer).takeUnretainedValue()
-    }
-    let trampoline = _Trampoline()
-    pthread_setspecific(key, Unmanaged.passRetained(trampoline).toOpaque())
+  /// Calls `body` with the calling thread's trampoline, made on first use and released when the thread
+  /// exits. The thread's own reference keeps it alive, so it is not retained for the call.
+  @inlinable static func withCurrent<T>(_ body: (_Trampoline) -> T) -> T {
+    current._withUnsafeGuaranteedRef(body)
+  }
+
+  @usableFromInline static var current: Unmanaged<_Trampoline> {
+    if let pointer = pthread_getspecific(key) { return .fromOpaque(pointer) }
+    let trampoline = Unmanaged.passRetained(_Trampoline())
+    pthread_setspecific(key, trampoline.toOpaque())
     return trampoline
   }
 
   private static let key: pthread_key_t = {
     var key = pthread_key_t()
     let status = pthread_key_create(&key) { pointer in  // non-optional on Darwin, optional elsewhere
-      if let pointer = pointer as UnsafeMutableRawPointer? {
-        Unmanaged<_Trampoline>.fromOpaque(pointer).release()
-      }
+      (pointer as UnsafeMutableRawPointer?).map { Unmanaged<_Trampoline>.fromOpaque($0).release() }
     }
     precondition(status == 0, "ResultPromise: pthread_key_create failed (\(status))")
     return key
@@ -880,11 +886,8 @@ extension _Step where Slot == Transform? {
   /// Queues `job` behind the work waiting on this thread, or, if none is running, runs it now and then
   /// everything it sets off. The one place where work is queued or run.
   @usableFromInline func run(_ job: consuming _Job) {
-    if isDraining {
-      enqueue(job)
-    } else {
-      runAsCallback { call(job) }
-    }
+    guard !isDraining else { return enqueue(job) }
+    runAsCallback { call(job) }
   }
 
   /// Calls `job`, noting its target so that `isRunning` can tell.

@@ -219,6 +219,104 @@ struct SemanticsTests {
     #expect(threads.values.count == 2 && threads.values[0] == threads.values[1])
   }
 
+  @Test("2: an observer registered from another thread while a lone observer runs joins its delivery")
+  func otherThreadObserverJoinsLoneObserversDelivery() async {
+    // The delivery of a promise settled with one observer takes that observer without the lock; one
+    // registered from thread A while it runs on thread B must still run after it, on B, once.
+    let promise = ResultPromise<Int, TestError>()
+    let order = Log<String>()
+    let threads = Log<ObjectIdentifier>()
+    let registerSecond = DispatchSemaphore(value: 0)
+    let secondRegistered = DispatchSemaphore(value: 0)
+    promise.await { _ in
+      order.append("1 begins")
+      threads.append(currentThreadID())
+      registerSecond.signal()
+      secondRegistered.wait()
+      order.append("1 ends")
+    }
+    let registrar = Thread {
+      registerSecond.wait()
+      promise.await { _ in
+        order.append("2")
+        threads.append(currentThreadID())
+      }
+      order.append("A's await returned")
+      secondRegistered.signal()
+    }
+    registrar.start()
+    await onSmallStack { promise.succeed(1) }
+    #expect(order.values == ["1 begins", "A's await returned", "1 ends", "2"])
+    #expect(threads.values.count == 2 && threads.values[0] == threads.values[1])
+  }
+
+  @Test("2: observers added from two threads while a lone observer runs keep their registration order")
+  func observersAddedFromTwoThreadsDuringLoneObserverKeepOrder() async {
+    // The lone observer runs on thread B. Thread A adds "A1"; B adds "B2" (from inside the observer);
+    // then A adds "A3". However the rounds fall, they must run in that order, after the lone one.
+    let promise = ResultPromise<Int, TestError>()
+    let order = Log<String>()
+    let addFirst = DispatchSemaphore(value: 0)
+    let addThird = DispatchSemaphore(value: 0)
+    let added = DispatchSemaphore(value: 0)
+    promise.await { _ in
+      order.append("lone")
+      addFirst.signal()
+      added.wait()
+      promise.await { _ in order.append("B2") }
+      addThird.signal()
+      added.wait()
+    }
+    let registrar = Thread {
+      addFirst.wait()
+      promise.await { _ in order.append("A1") }
+      added.signal()
+      addThird.wait()
+      promise.await { _ in order.append("A3") }
+      added.signal()
+    }
+    registrar.start()
+    await onSmallStack { promise.succeed(1) }
+    #expect(order.values == ["lone", "A1", "B2", "A3"])
+  }
+
+  @Test("3: an observer added on the settling thread before a lone observer's turn runs right after it")
+  func observerAddedBeforeLoneObserversTurnRunsWithIt() {
+    let trigger = ResultPromise<Int, TestError>()
+    let promise = ResultPromise<Int, TestError>()
+    let other = ResultPromise<Int, TestError>()
+    let order = Log<String>()
+    promise.await { _ in order.append("lone observer") }
+    other.await { _ in order.append("other's observer") }
+    trigger.await { _ in
+      promise.succeed(1)  // its delivery waits for this callback
+      other.succeed(2)
+      promise.await { _ in order.append("added after settling") }
+    }
+    trigger.succeed(0)
+    #expect(order.values == ["lone observer", "added after settling", "other's observer"])
+  }
+
+  @Test("3: an observer added by a lone observer to its own promise is queued behind work queued before it")
+  func observerAddedByLoneObserverIsQueuedInOrder() {
+    for otherFirst in [true, false] {
+      let promise = ResultPromise<Int, TestError>()
+      let other = ResultPromise<Int, TestError>()
+      let order = Log<String>()
+      other.await { _ in order.append("other's observer") }
+      promise.await { _ in
+        order.append("lone observer")
+        if otherFirst { other.succeed(1) }
+        promise.await { _ in order.append("added from inside") }
+        if !otherFirst { other.succeed(1) }
+      }
+      promise.succeed(0)
+      let queuedLater = otherFirst ? "added from inside" : "other's observer"
+      let queuedEarlier = otherFirst ? "other's observer" : "added from inside"
+      #expect(order.values == ["lone observer", queuedEarlier, queuedLater])
+    }
+  }
+
   @Test("2: thenAsync adopting a promise whose delivery is under way on another thread settles after it")
   func adoptionJoinsDeliveryUnderWay() async {
     // Observer 1 of `inner` runs on thread B and lets thread A adopt `inner`, then waits until A's chain
