@@ -501,7 +501,7 @@ public enum PromiseDiagnostics {
 //
 // State. A promise is pending, then settled with its outcome, which never changes again. Its observers
 // wait in `_first` (the common single observer, without an array) and `_more`. All of it is guarded by
-// a mutex that the promise shares with others whose addresses hash to the same stripe of a fixed table
+// a lock that the promise shares with others whose addresses hash to the same stripe of a fixed table
 // (`_Lock`): no lock storage or allocation per promise. No lock is ever held while user code runs or
 // while another is taken, so nothing deadlocks.
 //
@@ -952,50 +952,55 @@ extension _Step where Slot == Transform? {
 
 // MARK: - Locking
 
-/// One of a fixed table of mutexes, picked by an object's address.
+/// One of a fixed table of locks, picked by an object's address.
 ///
 /// Promises are small and numerous, so none carries a lock of its own: each uses the stripe its address
 /// hashes to. That costs no memory or allocation per promise, and is deadlock-free because the library
-/// never holds a lock while it takes another or while user code runs. These are `pthread` mutexes so
-/// that ThreadSanitizer sees them (it does not see the prebuilt `Synchronization.Mutex`).
+/// never holds a lock while it takes another or while user code runs. On Apple platforms these are
+/// `pthread` mutexes. Elsewhere they are `pthread` spinlocks, whose round-trip costs a fraction of
+/// glibc's mutex (a chain step takes three); a thread that finds one taken yields the processor until it
+/// is free, rather than spinning, since it is held only briefly (a few stores, at most an allocation) and
+/// its holder may have been preempted. ThreadSanitizer sees both (it does not see the prebuilt
+/// `Synchronization.Mutex`).
 @usableFromInline struct _Lock {
-  @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  #if canImport(Darwin)
+    @usableFromInline typealias Word = pthread_mutex_t
+  #else
+    @usableFromInline typealias Word = pthread_spinlock_t
+  #endif
+  @usableFromInline let word: UnsafeMutablePointer<Word>
 
   @inlinable init(for object: AnyObject) {
     let address = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
-    mutex = _Lock.table.mutex(at: Int(truncatingIfNeeded: (address >> 4) ^ (address >> 12)))
+    let stripe = Int(truncatingIfNeeded: (address >> 4) ^ (address >> 12)) & 63
+    word = (_Lock.table + stripe * 64).assumingMemoryBound(to: Word.self)
   }
 
   @inlinable func withLock<T>(_ body: () -> T) -> T {
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
+    #if canImport(Darwin)
+      pthread_mutex_lock(word)
+      defer { pthread_mutex_unlock(word) }
+    #else
+      while pthread_spin_trylock(word) != 0 { sched_yield() }
+      defer { pthread_spin_unlock(word) }
+    #endif
     return body()
   }
 
-  @usableFromInline static let table = Table()
-
-  /// The mutexes, each on its own cache line.
-  ///
-  /// `@unchecked Sendable`: the mutexes are created once, never moved or freed, and are themselves the
-  /// synchronisation.
-  @usableFromInline final class Table: @unchecked Sendable {
-    @usableFromInline static let count = 64
-    @usableFromInline static let stride = (MemoryLayout<pthread_mutex_t>.stride + 63) & ~63
-    @usableFromInline let base: UnsafeMutableRawPointer
-
-    init() {
-      base = .allocate(byteCount: Table.count * Table.stride, alignment: 64)
-      for index in 0..<Table.count {
-        let mutex = (base + index * Table.stride).bindMemory(to: pthread_mutex_t.self, capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-      }
+  /// The locks, 64 of them, each on its own 64-byte cache line. `nonisolated(unsafe)`: they are made
+  /// once, never moved or freed, and are themselves the synchronisation.
+  @usableFromInline nonisolated(unsafe) static let table: UnsafeMutableRawPointer = {
+    let table = UnsafeMutableRawPointer.allocate(byteCount: 64 * 64, alignment: 64)
+    for index in 0..<64 {
+      let word = (table + index * 64).bindMemory(to: Word.self, capacity: 1)
+      #if canImport(Darwin)
+        pthread_mutex_init(word, nil)
+      #else
+        pthread_spin_init(word, 0)
+      #endif
     }
-
-    @inlinable func mutex(at hash: Int) -> UnsafeMutablePointer<pthread_mutex_t> {
-      (base + (hash & (Table.count - 1)) * Table.stride).assumingMemoryBound(to: pthread_mutex_t.self)
-    }
-  }
+    return table
+  }()
 }
 
 // MARK: - Diagnostics
