@@ -15,6 +15,9 @@ import Dispatch
 #elseif canImport(Android)
   import Android
 #endif
+#if !canImport(Darwin)
+  import Synchronization
+#endif
 
 /// A value of type `Success` or an error of type `Failure` that becomes available later, exactly once.
 ///
@@ -192,8 +195,7 @@ public class ResultPromise<Success, Failure: Error>:
     // nil: already settled; otherwise the phase the promise settled into.
     let phase: _Phase? = _lock.withLock {
       guard _phase == .pending else { return nil }
-      _outcome = result
-      _phase = _first == nil ? .settled : _more.isEmpty ? .firstRound : .scheduled
+      (_outcome, _phase) = (result, _first == nil ? .settled : _more.isEmpty ? .firstRound : .scheduled)
       return _phase
     }
     if let phase, phase != .settled { _scheduleDelivery(phase) }
@@ -914,8 +916,7 @@ extension _Step where Slot == Transform? {
   @usableFromInline func drain() {
     while count > 0 {
       let job = (jobs + head).move()
-      head = (head + 1) & (capacity - 1)
-      count -= 1
+      (head, count) = ((head + 1) & (capacity - 1), count - 1)
       call(job)
     }
     isDraining = false
@@ -927,9 +928,7 @@ extension _Step where Slot == Transform? {
       grown.moveInitialize(from: jobs + head, count: capacity - head)
       (grown + capacity - head).moveInitialize(from: jobs, count: head)
       jobs.deallocate()
-      jobs = grown
-      head = 0
-      capacity *= 2
+      (jobs, head, capacity) = (grown, 0, capacity * 2)
     }
     (jobs + ((head + count) & (capacity - 1))).initialize(to: job)
     count += 1
@@ -957,16 +956,16 @@ extension _Step where Slot == Transform? {
 /// Promises are small and numerous, so none carries a lock of its own: each uses the stripe its address
 /// hashes to. That costs no memory or allocation per promise, and is deadlock-free because the library
 /// never holds a lock while it takes another or while user code runs. On Apple platforms these are
-/// `pthread` mutexes. Elsewhere they are `pthread` spinlocks, whose round-trip costs a fraction of
-/// glibc's mutex (a chain step takes three); a thread that finds one taken yields the processor until it
-/// is free, rather than spinning, since it is held only briefly (a few stores, at most an allocation) and
-/// its holder may have been preempted. ThreadSanitizer sees both (it does not see the prebuilt
-/// `Synchronization.Mutex`).
+/// `pthread` mutexes. Elsewhere a lock is one atomic word, taken with an exchange and released with a
+/// store: a fraction of the cost of glibc's mutex (a chain step takes three locks). A thread that finds
+/// it taken yields the processor until it is free, rather than spinning: it is held only briefly (a few
+/// stores, at most an allocation), but its holder may have been preempted. ThreadSanitizer sees both
+/// (the atomics are compiled into this code; it would not see the prebuilt `Synchronization.Mutex`).
 @usableFromInline struct _Lock {
   #if canImport(Darwin)
     @usableFromInline typealias Word = pthread_mutex_t
   #else
-    @usableFromInline typealias Word = pthread_spinlock_t
+    @usableFromInline typealias Word = Atomic<UInt32>
   #endif
   @usableFromInline let word: UnsafeMutablePointer<Word>
 
@@ -981,8 +980,8 @@ extension _Step where Slot == Transform? {
       pthread_mutex_lock(word)
       defer { pthread_mutex_unlock(word) }
     #else
-      while pthread_spin_trylock(word) != 0 { sched_yield() }
-      defer { pthread_spin_unlock(word) }
+      while word.pointee.exchange(1, ordering: .acquiring) != 0 { sched_yield() }
+      defer { word.pointee.store(0, ordering: .releasing) }
     #endif
     return body()
   }
@@ -996,7 +995,7 @@ extension _Step where Slot == Transform? {
       #if canImport(Darwin)
         pthread_mutex_init(word, nil)
       #else
-        pthread_spin_init(word, 0)
+        word.initialize(to: Atomic(0))
       #endif
     }
     return table
