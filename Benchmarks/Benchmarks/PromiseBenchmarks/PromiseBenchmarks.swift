@@ -421,6 +421,7 @@ func longestChain() {
     ("map", { $0.map { $0 + 1 } }),
     ("then", { $0.then { .success($0 + 1) } }),
     ("thenAsync", { $0.thenAsync { ResultPromise(value: $0 + 1) } }),
+    ("mapError", { $0.mapError { $0 } }),
     ("recover", { $0.recover { _ in .success(0) } }),
     ("always", { $0.always { _ in } }),
   ]
