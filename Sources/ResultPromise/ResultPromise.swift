@@ -172,8 +172,7 @@ public class ResultPromise<Success, Failure: Error>:
     file: StaticString = #fileID, line: UInt = #line
   ) {
     self.init(file: file, line: line)
-    let resolver = _Resolver(self)
-    start { resolver.promise.fulfil(with: $0) }
+    start { [resolver = _Resolver(self)] in resolver.promise.fulfil(with: $0) }
   }
 
   // MARK: Settling
@@ -331,8 +330,7 @@ extension ResultPromise where Success: Sendable {
     file: StaticString = #fileID, line: UInt = #line
   ) {
     self.init(file: file, line: line)
-    let resolver = _Resolver(self)
-    start { resolver.promise.fulfil(with: $0) }
+    start { [resolver = _Resolver(self)] in resolver.promise.fulfil(with: $0) }
   }
 
   // MARK: Observing
@@ -480,11 +478,11 @@ public enum PromiseDiagnostics {
   /// PromiseDiagnostics.brokenPromiseHandler = nil   // silence
   /// ```
   public static var brokenPromiseHandler: (@Sendable (_ message: String) -> Void)? {
-    get { hook.lock.withLock { hook.handler } }
+    get { _Lock(for: hook).withLock { hook.handler } }
     set {
       // The replaced handler is released after the lock: its captures' deinitialisers are user code.
       var replaced = newValue
-      hook.lock.withLock { swap(&replaced, &hook.handler) }
+      _Lock(for: hook).withLock { swap(&replaced, &hook.handler) }
     }
   }
 
@@ -515,8 +513,8 @@ public enum PromiseDiagnostics {
 // time. Only a settled promise with no delivery under way calls a new observer at once, on the caller's
 // thread (two callers may thus run theirs at the same time). `_phase` says which of these holds.
 // The common delivery — one observer, as in every step of a chain — takes one lock fewer: from
-// settlement until its first round ends, `_first` is that round's alone (joiners wait in `_more`), so
-// the round takes it without the lock, and checks for joiners once, at its end.
+// settlement until its first round has taken it, `_first` is that round's alone (joiners wait in
+// `_more`), so the round takes it without the lock, and checks for joiners once, at its end.
 //
 // The trampoline: stack safety and order on one thread. Deliveries are not run by recursion. Each
 // thread has a first-in-first-out queue of jobs (`_Trampoline`); the outermost call on a thread runs
@@ -583,8 +581,7 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
 
   /// "1 observer", "2 observers"…: how many wait, for the broken-promise report.
   @usableFromInline final var _observerCount: String {
-    let count = (_first == nil ? 0 : 1) + _more.count
-    return count == 1 ? "1 observer" : "\(count) observers"
+    "\((_first == nil ? 0 : 1) + _more.count) observer\(_first != nil && _more.isEmpty ? "" : "s")"
   }
 
   /// The lock guarding this promise: its stripe of the shared table.
@@ -625,6 +622,7 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
 @usableFromInline struct _Observer<Success, Failure: Error> {
   @usableFromInline let call: (Result<Success, Failure>) -> Void
   @inlinable init(_ call: @escaping (Result<Success, Failure>) -> Void) { self.call = call }
+  @inlinable init(joining observers: [Self]) { call = { for observer in observers { observer.call($0) } } }
 }
 
 extension ResultPromise {
@@ -672,7 +670,12 @@ extension ResultPromise {
     var schedules: _Phase?
     let now: Result<Success, Failure>? = _lock.withLock {
       if _phase == .settled, _queue == nil, !_Trampoline.withCurrent({ $0.isDraining }) { return _outcome }
-      let first = _phase != .firstRound && _first == nil && _more.isEmpty  // see `_deliver`
+      // Added on the thread running the first round (from inside its observer): those who joined before
+      // still run in that round, so they wait in `_first` (free once that round has taken its observer),
+      // while this one starts the next round. See `_deliver`.
+      let here = _phase == .firstRound && _Trampoline.withCurrent { $0.isRunning(self) }
+      if here, !_more.isEmpty { (_first, _more) = (_Observer(joining: _more), []) }
+      let first = _phase != .firstRound && _first == nil && _more.isEmpty
       if first { _first = observer() } else { _more.append(observer()) }
       // A settled promise starts a delivery (on this thread's queue, or on its own queue). A running
       // round is followed at once by the next if it runs on this thread, to keep first-in-first-out
@@ -681,7 +684,7 @@ extension ResultPromise {
       switch _phase {
       case .settled: schedules = .firstRound
       case .running where _queue != nil || _Trampoline.withCurrent { $0.isRunning(self) },
-        .firstRound where _Trampoline.withCurrent { $0.isRunning(self) }:
+        .firstRound where here:
         schedules = .scheduled
       default: return nil
       }
@@ -704,8 +707,8 @@ extension ResultPromise {
   }
 
   /// A delivery round: calls the observers waiting now. The first round of a delivery that began with
-  /// one observer (`first`) takes it without the lock: from settlement until that round ends, `_first`
-  /// is its alone (observers added meanwhile wait in `_more`). If more joined meanwhile, the first round
+  /// one observer (`first`) takes it without the lock: from settlement until that round has taken it,
+  /// `_first` is its alone (observers added meanwhile wait in `_more`). If more joined meanwhile, the first round
   /// runs them at once, as if it had taken them; a later round schedules another behind the work
   /// already queued. Otherwise the delivery ends.
   @inlinable func _deliver(first: Bool) {
@@ -720,12 +723,14 @@ extension ResultPromise {
       head?.call(result)
       for observer in rest { observer.call(result) }
     }
-    let another: Bool = _lock.withLock {
-      guard _phase == (first ? .firstRound : .running) else { return false }  // a round is scheduled
+    let another: Bool? = _lock.withLock {
+      guard _phase == (first ? .firstRound : .running) else { return nil }  // a round is scheduled
       _phase = _first == nil && _more.isEmpty ? .settled : .scheduled
       return _phase == .scheduled
     }
-    if another { first ? _deliver(first: false) : _scheduleDelivery(.scheduled) }
+    // With the next round scheduled already, a first round still runs those who joined before (`_register`).
+    if another == nil, first { _lock.withLock { _first.take() }?.call(result) }
+    if another == true { first ? _deliver(first: false) : _scheduleDelivery(.scheduled) }
   }
 
   /// Settles with `result`'s failure, or like the promise `transform` makes from its value.
@@ -907,9 +912,8 @@ extension _Step where Slot == Transform? {
   /// Runs `body` as a callback — work it sets off is queued — then the queue. Only when not draining.
   @inlinable func runAsCallback<T>(_ body: () -> T) -> T {
     isDraining = true
-    let value = body()
-    drain()
-    return value
+    defer { drain() }
+    return body()
   }
 
   /// Runs queued jobs until none is left, then leaves the draining state.
@@ -1005,9 +1009,8 @@ extension _Step where Slot == Transform? {
 // MARK: - Diagnostics
 
 extension PromiseDiagnostics {
-  /// Where the handler lives. `@unchecked Sendable`: `handler` is only used while `lock` is held.
+  /// Where the handler lives. `@unchecked Sendable`: `handler` is only used while its lock is held.
   fileprivate final class Hook: @unchecked Sendable {
-    var lock: _Lock { _Lock(for: self) }
     #if DEBUG
       var handler: (@Sendable (String) -> Void)? = PromiseDiagnostics.writeToStandardError
     #else

@@ -297,6 +297,28 @@ struct SemanticsTests {
     #expect(order.values == ["lone observer", "added after settling", "other's observer"])
   }
 
+  @Test("3: observers added on the settling thread before and during a lone observer's turn keep queue order")
+  func observersAddedBeforeAndDuringLoneObserversTurnKeepQueueOrder() {
+    // "before" joins the delivery that `succeed` queued; "during", added by the lone observer after it
+    // queued `other`'s delivery, waits behind that. Each runs once, in this order.
+    let trigger = ResultPromise<Int, TestError>()
+    let promise = ResultPromise<Int, TestError>()
+    let other = ResultPromise<Int, TestError>()
+    let order = Log<String>()
+    other.await { _ in order.append("other's observer") }
+    promise.await { _ in
+      order.append("lone observer")
+      other.succeed(1)
+      promise.await { _ in order.append("during") }
+    }
+    trigger.await { _ in
+      promise.succeed(1)
+      promise.await { _ in order.append("before") }
+    }
+    trigger.succeed(0)
+    #expect(order.values == ["lone observer", "before", "other's observer", "during"])
+  }
+
   @Test("3: an observer added by a lone observer to its own promise is queued behind work queued before it")
   func observerAddedByLoneObserverIsQueuedInOrder() {
     for otherFirst in [true, false] {
