@@ -280,43 +280,30 @@ struct SemanticsTests {
     #expect(order.values == ["lone", "A1", "B2", "A3"])
   }
 
-  @Test("3: an observer added on the settling thread before a lone observer's turn runs right after it")
-  func observerAddedBeforeLoneObserversTurnRunsWithIt() {
+  @Test("3: observers added on its thread before and during a lone observer's turn keep their places")
+  func observersAddedBeforeAndDuringLoneObserversTurnKeepTheirPlaces() {
+    // "before" joins the delivery that `succeed` queued, so it runs right after the lone observer, ahead
+    // of `early`'s delivery queued earlier; "during", added by the lone observer after it settled `late`,
+    // waits behind `late`'s delivery. The lone observer's promise takes its shorter path here.
     let trigger = ResultPromise<Int, TestError>()
     let promise = ResultPromise<Int, TestError>()
-    let other = ResultPromise<Int, TestError>()
+    let early = ResultPromise<Int, TestError>()
+    let late = ResultPromise<Int, TestError>()
     let order = Log<String>()
-    promise.await { _ in order.append("lone observer") }
-    other.await { _ in order.append("other's observer") }
-    trigger.await { _ in
-      promise.succeed(1)  // its delivery waits for this callback
-      other.succeed(2)
-      promise.await { _ in order.append("added after settling") }
-    }
-    trigger.succeed(0)
-    #expect(order.values == ["lone observer", "added after settling", "other's observer"])
-  }
-
-  @Test("3: observers added on the settling thread before and during a lone observer's turn keep queue order")
-  func observersAddedBeforeAndDuringLoneObserversTurnKeepQueueOrder() {
-    // "before" joins the delivery that `succeed` queued; "during", added by the lone observer after it
-    // queued `other`'s delivery, waits behind that. Each runs once, in this order.
-    let trigger = ResultPromise<Int, TestError>()
-    let promise = ResultPromise<Int, TestError>()
-    let other = ResultPromise<Int, TestError>()
-    let order = Log<String>()
-    other.await { _ in order.append("other's observer") }
+    early.await { _ in order.append("early's observer") }
+    late.await { _ in order.append("late's observer") }
     promise.await { _ in
       order.append("lone observer")
-      other.succeed(1)
+      late.succeed(1)
       promise.await { _ in order.append("during") }
     }
     trigger.await { _ in
-      promise.succeed(1)
+      promise.succeed(1)  // its delivery waits for this callback
+      early.succeed(2)
       promise.await { _ in order.append("before") }
     }
     trigger.succeed(0)
-    #expect(order.values == ["lone observer", "before", "other's observer", "during"])
+    #expect(order.values == ["lone observer", "before", "early's observer", "late's observer", "during"])
   }
 
   @Test("3: an observer added by a lone observer to its own promise is queued behind work queued before it")
