@@ -158,6 +158,60 @@ struct StressTests {
     #expect(overlapping.value == 0)
   }
 
+  @Test("a lone observer that adds observers while another thread adds more: each runs once, in order, alone")
+  func loneObserverAddingWhileAnotherThreadAdds() {
+    // The promise settles with one observer, which adds two more from inside (on the delivering thread)
+    // while another thread adds three at varying moments: the short path for a lone observer, its
+    // same-thread joiners and its cross-thread joiners, racing.
+    let trials = 2_000
+    let calls = Counter()
+    let misordered = Counter()
+    let overlapping = Counter()
+    for trial in 0..<trials {
+      let promise = ResultPromise<Int, TestError>()
+      let order = Log<String>()
+      let running = Counter()
+      @Sendable func observe(_ name: String) -> @Sendable (Result<Int, TestError>) -> Void {
+        { _ in
+          running.increment()
+          if running.value > 1 { overlapping.increment() }
+          order.append(name)
+          calls.increment()
+          spin(nanoseconds: 2_000)
+          running.decrement()
+        }
+      }
+      promise.await { result in
+        observe("lone")(result)
+        promise.await(observe("inner 1"))
+        spin(nanoseconds: 3_000)
+        promise.await(observe("inner 2"))
+      }
+      let added = DispatchSemaphore(value: 0)
+      Thread {
+        spin(nanoseconds: UInt64(trial % 10) * 1_000)
+        for index in 1...3 {
+          promise.await(observe("outer \(index)"))
+          spin(nanoseconds: 2_000)
+        }
+        added.signal()
+      }.start()
+      promise.succeed(1)
+      added.wait()
+      let values = order.values
+      let inner = values.filter { $0.hasPrefix("inner") }
+      let outer = values.filter { $0.hasPrefix("outer") }
+      if values.first != "lone" || inner != ["inner 1", "inner 2"]
+        || outer != ["outer 1", "outer 2", "outer 3"]
+      {
+        misordered.increment()
+      }
+    }
+    #expect(calls.value == trials * 6)
+    #expect(misordered.value == 0)
+    #expect(overlapping.value == 0)
+  }
+
   @Test("a main-actor closure added while the settling thread is busy after a hop runs after that hop")
   @MainActor func mainActorOrderWhileSettlingThreadIsBusy() async {
     let trials = 300
