@@ -115,18 +115,10 @@ struct StressTests {
     let calls = Counter()
     for trial in 0..<trials {
       let promise = ResultPromise<Int, TestError>()
-      let order = Log<Int>()
-      let running = Counter()  // observers running right now, on any thread
-      @Sendable func observe(_ index: Int) -> @Sendable (Result<Int, TestError>) -> Void {
-        { _ in
-          running.increment()
-          if running.value > 1 { overlapping.increment() }
-          order.append(index)
-          calls.increment()
-          spin(nanoseconds: 5_000)  // so that the other thread registers while this delivery is under way
-          running.decrement()
-        }
-      }
+      // Each observer spins, so that the other thread registers while this delivery is under way.
+      let observers = TrialObservers<Int>(calls: calls, overlapping: overlapping, spinning: 5_000)
+      let order = observers.order
+      let observe = observers.observe
       // A thread of its own (concurrentPerform may run both sides on one thread) settles the promise
       // somewhere within this thread's registrations, at a different point each trial.
       let settled = DispatchSemaphore(value: 0)
@@ -169,18 +161,9 @@ struct StressTests {
     let overlapping = Counter()
     for trial in 0..<trials {
       let promise = ResultPromise<Int, TestError>()
-      let order = Log<String>()
-      let running = Counter()
-      @Sendable func observe(_ name: String) -> @Sendable (Result<Int, TestError>) -> Void {
-        { _ in
-          running.increment()
-          if running.value > 1 { overlapping.increment() }
-          order.append(name)
-          calls.increment()
-          spin(nanoseconds: 2_000)
-          running.decrement()
-        }
-      }
+      let observers = TrialObservers<String>(calls: calls, overlapping: overlapping, spinning: 2_000)
+      let order = observers.order
+      let observe = observers.observe
       promise.await { result in
         observe("lone")(result)
         promise.await(observe("inner 1"))
@@ -235,6 +218,25 @@ struct StressTests {
       if order != [1, 2] { outOfOrder += 1 }
     }
     #expect(outOfOrder == 0)
+  }
+}
+
+/// The observers of one trial: each records its name in `order`, counts itself in `calls`, counts in
+/// `overlapping` if another is running at that moment, on any thread, and spins `spinning` nanoseconds.
+struct TrialObservers<Name: Sendable>: Sendable {
+  let order = Log<Name>()
+  let running = Counter()
+  let calls: Counter, overlapping: Counter, spinning: UInt64
+
+  func observe(_ name: Name) -> @Sendable (Result<Int, TestError>) -> Void {
+    { [self] _ in
+      running.increment()
+      if running.value > 1 { overlapping.increment() }
+      order.append(name)
+      calls.increment()
+      spin(nanoseconds: spinning)
+      running.decrement()
+    }
   }
 }
 
