@@ -401,8 +401,8 @@ extension MainActorPromise where Failure == Never {
 
 /// Work to run on the main actor, carried to the main queue.
 ///
-/// `@unchecked Sendable`: it is created where a promise delivers (or by `onMainActor.timeout`, for its
-/// timer), handed to the main queue, and run there at most once; the closure it carries is `@MainActor`,
+/// `@unchecked Sendable`: it is created where a promise delivers, handed to the main queue, and run there
+/// at most once; the closure it carries is `@MainActor`,
 /// so it only ever runs on the main actor.
 /// The result it captures may be non-`Sendable`: then every other closure that sees it also runs on
 /// the main actor, since the plain operations that hand out the value require `Sendable`.

@@ -1,14 +1,27 @@
 // Time: postponing a success, giving up after a while, and trying again — on any clock.
 //
 // Each operator takes a `Clock` whose `Duration` is `Swift.Duration`: `ContinuousClock()` by default,
-// a test clock in tests, so a test advances time by hand instead of waiting. The timed part is a task
-// that sleeps on that clock; what it settles is delivered where that task resumes (the global
-// concurrent executor, for the operators on `ResultPromise`). The value moves to that task, so `Success`
-// must be `Sendable`. A timer is a task of its own, cancelled as soon as the outcome is decided, so it
-// holds nothing — not the promise, not the `failure` closure — once it is no longer needed.
+// a test clock in tests, so a test advances time by hand instead of waiting.
 //
-// They need `Clock` and `Duration`: iOS 16, macOS 13, tvOS 16 or watchOS 9 (any visionOS); the rest of
-// the library needs only iOS 13, macOS 10.15, tvOS 13 or watchOS 6.
+// Every timed part is one shape, `_timer`: the deadline is read from the clock when the operator asks
+// for it (when `timeout` or `after` is called, when `delay`'s input succeeds, when `retry`'s attempt
+// fails), then a task sleeps until it. So the time that task waits to start never pushes the deadline
+// back. What the timer settles is delivered where that task runs: the global concurrent executor, Swift's
+// shared pool of threads — code that blocks that pool while it waits (a semaphore wait in a synchronous
+// test) keeps the timer from firing. A timer is cancelled as soon as the outcome is decided, so it holds
+// nothing — not the promise, not the `failure` closure — once it is no longer needed. Its sleep ends in
+// one of three ways: the deadline comes (it fires); its own task is cancelled (it does nothing); or the
+// clock fails for any other reason (it fires, as if the deadline had come: nothing waits forever on a
+// broken clock). A deadline further away than `_Timer.longestWait` (2^40 seconds, about 35,000 years)
+// means "never": the timer then waits only to be cancelled, since clocks trap on deadlines they cannot
+// represent (`ContinuousClock` does from about 2^63 seconds).
+//
+// `timeout` decides its outcome once: the source's result and the timer race to claim it
+// (`_TimeoutTarget`), and only the timer that wins evaluates `failure`.
+//
+// This file needs the core file and `ResultPromise+MainActor.swift` beside it (for
+// `MainActorPromise.timeout`). Its operators need `Clock` and `Duration`: iOS 16, macOS 13, tvOS 16 or
+// watchOS 9 (any visionOS); the rest of the library needs only iOS 13, macOS 10.15, tvOS 13 or watchOS 6.
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 extension ResultPromise where Success: Sendable {
@@ -19,9 +32,11 @@ extension ResultPromise where Success: Sendable {
   /// ```
   ///
   /// The delayed success is delivered from a task on the global concurrent executor, once `clock` has
-  /// advanced by `duration`. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// advanced by `duration` from the moment this promise succeeded. Needs iOS 16, macOS 13, tvOS 16 or
+  /// watchOS 9.
   /// - Parameters:
-  ///   - duration: How long to hold a success back. Zero or less still passes through that task.
+  ///   - duration: How long to hold a success back. Zero or less still passes through that task; more
+  ///     than 2^40 seconds (about 35,000 years) holds it back for ever.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
   /// - Returns: A promise that settles like this one, a success `duration` later.
   @inlinable
@@ -45,10 +60,10 @@ extension ResultPromise where Success: Sendable {
   /// let tick = ResultPromise<String, Never>.after(.seconds(1), value: "tick")
   /// ```
   ///
-  /// It succeeds from a task on the global concurrent executor. Needs iOS 16, macOS 13, tvOS 16 or
-  /// watchOS 9.
+  /// It succeeds from a task on the global concurrent executor, `duration` after this call. Needs iOS 16,
+  /// macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
-  ///   - duration: How long to wait.
+  ///   - duration: How long to wait; more than 2^40 seconds (about 35,000 years) means never.
   ///   - value: The success value.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
   /// - Returns: A promise that succeeds with `value` once `duration` has passed.
@@ -65,15 +80,16 @@ extension ResultPromise where Success: Sendable {
   /// remote.load(id).timeout(.seconds(5), failure: .timedOut).onFailure { show($0) }
   /// ```
   ///
-  /// The returned promise settles exactly once: with this promise's result if it comes in time
-  /// (delivered where that result is), otherwise with `failure` from a task on the global concurrent
-  /// executor. A result that arrives after the timeout is dropped; the work behind this promise is not
-  /// cancelled. Once the result has come, the timer is cancelled, and it releases the returned promise
-  /// and `failure` (with what it captures) at once, not at the deadline. Needs iOS 16, macOS 13, tvOS 16
-  /// or watchOS 9.
+  /// The deadline is `duration` after this call. The returned promise settles exactly once: with this
+  /// promise's result if it comes first (delivered where that result is), otherwise with `failure` from a
+  /// task on the global concurrent executor. `failure` is evaluated only then, once the timeout has won.
+  /// A result that arrives after the timeout is dropped; the work behind this promise is not cancelled.
+  /// Once the result has come, the timer is cancelled, and it releases the returned promise and `failure`
+  /// (with what it captures) at once, not at the deadline. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
-  ///   - duration: How long to wait for this promise.
-  ///   - failure: The error to fail with on timeout; evaluated only if the timeout fires.
+  ///   - duration: How long to wait for this promise; more than 2^40 seconds (about 35,000 years) means
+  ///     never.
+  ///   - failure: The error to fail with on timeout; evaluated only if the timeout wins.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
   /// - Returns: A promise of this promise's result, or of `failure` after `duration`.
   @inlinable
@@ -81,13 +97,7 @@ extension ResultPromise where Success: Sendable {
     _ duration: Duration, failure: @autoclosure @escaping @Sendable () -> Failure,
     clock: C = ContinuousClock()
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>._pending()
-    let timer = _timer(after: duration, on: clock) { next.fulfil(with: .failure(failure())) }
-    self._await { result in
-      next.fulfil(with: result)
-      timer.cancel()
-    }
-    return next
+    _timeout(duration, failure: failure, clock: clock)
   }
 
   /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds.
@@ -100,7 +110,8 @@ extension ResultPromise where Success: Sendable {
   ///
   /// The first attempt starts at once, on the calling thread. After a failure for which `shouldRetry`
   /// returns `true`, the next attempt starts once `clock` has advanced by `delay`, from a task on the
-  /// global concurrent executor; there is no wait after the last failure. Each attempt gets a fresh
+  /// global concurrent executor; there is no wait after the last failure. A clock whose sleep fails ends
+  /// that wait early rather than never. Each attempt gets a fresh
   /// promise from `make`. The result is the first success, or the last failure — after `attempts` tries,
   /// or as soon as `shouldRetry` says no. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
@@ -146,13 +157,16 @@ extension MainActorPromise {
   /// }
   /// ```
   ///
-  /// As ``ResultPromise/timeout(_:failure:clock:)``, for any `Success`: the returned view settles exactly
-  /// once, with this promise's result if it comes in time, otherwise with `failure`; both are delivered
-  /// on the main actor, like every step of the view. Once the result has come, the timer is cancelled and
-  /// releases what it held. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// As ``ResultPromise/timeout(_:failure:clock:)``, for any `Success`: the deadline is `duration` after
+  /// this call, and the returned view settles exactly once, with this promise's result if it comes first,
+  /// otherwise with `failure`; either is delivered on the main actor, like every step of the view. The
+  /// moment decides: once the timer has fired, a result that settles while the failure is on its way
+  /// to the main actor does not win; once the result has come, the timer is cancelled, releases what it
+  /// held and never evaluates `failure`. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
-  ///   - duration: How long to wait for this promise.
-  ///   - failure: The error to fail with on timeout; evaluated only if the timeout fires.
+  ///   - duration: How long to wait for this promise; more than 2^40 seconds (about 35,000 years) means
+  ///     never.
+  ///   - failure: The error to fail with on timeout; evaluated only if the timeout wins.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
   /// - Returns: A view of a promise of this promise's result, or of `failure` after `duration`.
   @MainActor
@@ -160,31 +174,76 @@ extension MainActorPromise {
     _ duration: Duration, failure: @autoclosure @escaping @Sendable () -> Failure,
     clock: C = ContinuousClock()
   ) -> MainActorPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>._pending()
-    // The timer sleeps off the main actor, so a busy main actor does not delay its start, and hops
-    // back to settle `next` there, behind the main actor's waiting work.
-    let expire = _MainActorJob(next) { next.fulfil(with: .failure(failure())) }
-    let timer = _timer(after: duration, on: clock) { _MainQueue.hop(expire) }
-    _observe { result in
-      next.fulfil(with: result)
-      timer.cancel()
-    }
-    return MainActorPromise<Success, Failure>(next)
+    MainActorPromise(promise._timeout(duration, failure: failure, clock: clock))
   }
 }
 
-/// Runs `fire` in a task once `duration` has passed on `clock`, unless the returned task is cancelled
-/// first. A cancelled timer ends at once and releases `fire` with everything it captures.
+// MARK: - Timers (internal)
+
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+extension ResultPromise {
+  /// The timeout of both views, for any `Success`: the first of the source's result and the timer to
+  /// claim the outcome settles the returned promise. The value never reaches the timer's task.
+  @inlinable func _timeout<C: Clock<Duration>>(
+    _ duration: Duration, failure: @escaping @Sendable () -> Failure, clock: C
+  ) -> ResultPromise<Success, Failure> {
+    let target = _TimeoutTarget(ResultPromise<Success, Failure>._pending())
+    let timer = _timer(after: duration, on: clock) {
+      if target.claim() { target.next.fulfil(with: .failure(failure())) }
+    }
+    self._await { result in
+      if target.claim() { target.next.fulfil(with: result) }
+      timer.cancel()
+    }
+    return target.next
+  }
+}
+
+/// The promise a timeout settles, and whether its outcome has been claimed.
+///
+/// `@unchecked Sendable`: `claimed` is only read and written under the lock; `next` is handed to the
+/// timer's task only to settle it with a failure there, so a value that is not `Sendable` never crosses
+/// to that task (the source's result settles `next` where the source settles).
+@usableFromInline final class _TimeoutTarget<Success, Failure: Error>: @unchecked Sendable {
+  @usableFromInline let next: ResultPromise<Success, Failure>
+  @usableFromInline var claimed = false
+  @inlinable init(_ next: ResultPromise<Success, Failure>) { self.next = next }
+
+  /// `true` for the first caller only: it decides the outcome.
+  @inlinable func claim() -> Bool {
+    _Lock(for: self).withLock {
+      defer { claimed = true }
+      return !claimed
+    }
+  }
+}
+
+/// Runs `fire` in a task once `duration` has passed on `clock`, counted from now, unless the returned
+/// task is cancelled first. A cancelled timer ends at once and releases `fire` with everything it
+/// captures; a clock that fails otherwise fires it early; a duration over `_Timer.longestWait` never
+/// fires it.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 @inlinable @discardableResult func _timer<C: Clock<Duration>>(
   after duration: Duration, on clock: C, _ fire: @escaping @Sendable () -> Void
 ) -> Task<Void, Never> {
-  Task {
+  let deadline = duration <= _Timer.longestWait ? clock.now.advanced(by: Swift.max(duration, .zero)) : nil
+  return Task {
     do {
-      try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil)
+      if let deadline {
+        try await clock.sleep(until: deadline, tolerance: nil)
+      } else {
+        while true { try await Task.sleep(for: _Timer.longestWait) }  // never: until cancelled
+      }
     } catch {
-      return  // cancelled: the outcome was decided first
+      if Task.isCancelled { return }  // the outcome was decided first
     }
     fire()
   }
+}
+
+/// The limits of a timer.
+@usableFromInline enum _Timer {
+  /// The longest wait a timer measures; a longer one means never. Far beyond any real wait, and far
+  /// within what clocks represent.
+  @inlinable static var longestWait: Duration { .seconds(1 << 40) }
 }

@@ -78,6 +78,140 @@ struct TimingTests {
     #expect(attempts.value == 3)
   }
 
+  // MARK: Keeping their word: deadlines from the call, clocks that fail, failure only when it wins
+
+  @Test("the deadline counts from the call, not from when the timer's task starts (100 trials of each)")
+  func deadlineFromTheCall() async {
+    let manual = ManualClock()
+    let sources = (0..<100).map { _ in ResultPromise<Int, TestError>() }
+    let timed = sources.map { $0.timeout(.seconds(10), failure: .boom, clock: manual) }
+    let delayed = (0..<100).map {
+      ResultPromise<Int, TestError>(value: $0).delay(.seconds(10), clock: manual)
+    }
+    let after = (0..<100).map { ResultPromise<Int, TestError>.after(.seconds(10), value: $0, clock: manual) }
+    let attempts = Counter()
+    let retried = (0..<100).map { _ in
+      ResultPromise<Int, TestError>.retry(attempts: 2, delay: .seconds(10), clock: manual) {
+        attempts.increment()
+        return ResultPromise(error: .boom)
+      }
+    }
+    manual.advance(by: .seconds(10))  // at once: most timer tasks have not started yet
+    let all = timed + delayed + after + retried
+    await eventually("every timer fired at its deadline") { all.allSatisfy { !$0.isPending } }
+    guard all.allSatisfy({ !$0.isPending }) else { return }  // awaiting the rest would hang
+    for promise in timed { #expect(await promise.result == .failure(.boom)) }
+    for (index, promise) in (delayed + after).enumerated() {
+      #expect(await promise.result == .success(index % 100))
+    }
+    #expect(attempts.value == 200, "every retry made its second attempt")
+  }
+
+  @Test("delay counts its deadline from the moment its input succeeds")
+  func delayCountsFromSuccess() async {
+    let manual = ManualClock()
+    let source = ResultPromise<Int, TestError>()
+    let delayed = source.delay(.seconds(10), clock: manual)
+    manual.advance(by: .seconds(5))
+    source.succeed(1)
+    await eventually { manual.sleepers == 1 }
+    manual.advance(by: .seconds(10) - .nanoseconds(1))
+    #expect(manual.sleepers == 1)
+    #expect(delayed.isPending)
+    manual.advance(by: .nanoseconds(1))
+    #expect(await delayed.result == .success(1))
+  }
+
+  @Test(
+    "a clock whose sleep fails with anything but the timer's own cancellation ends the wait as if the deadline had come",
+    arguments: [TestError.boom as any Error, CancellationError()])
+  func failingClockEndsTheWait(error: any Error) async {
+    let clock = FailingClock(throwing: error)
+    let source = ResultPromise<Int, TestError>()
+    let timed = source.timeout(.seconds(10), failure: .other(408), clock: clock)
+    let delayed = ResultPromise<Int, TestError>(value: 1).delay(.seconds(10), clock: clock)
+    let after = ResultPromise<Int, TestError>.after(.seconds(10), value: 2, clock: clock)
+    let attempts = Counter()
+    let retried = ResultPromise<Int, TestError>.retry(attempts: 3, delay: .seconds(10), clock: clock) {
+      attempts.increment()
+      return ResultPromise(error: .other(attempts.value))
+    }
+    let all = [timed, delayed, after, retried]
+    await eventually("nothing hangs on the broken clock") { all.allSatisfy { !$0.isPending } }
+    guard all.allSatisfy({ !$0.isPending }) else { return }  // awaiting the rest would hang
+    #expect(await timed.result == .failure(.other(408)))
+    #expect(await delayed.result == .success(1))
+    #expect(await after.result == .success(2))
+    #expect(await retried.result == .failure(.other(3)))
+    #expect(attempts.value == 3)
+    #expect(clock.sleeps == 5, "one sleep each for timeout, delay and after, two for retry")
+  }
+
+  @Test(
+    "timeout never evaluates failure when the source settles after the deadline but before the timer goes on")
+  func failureNotEvaluatedWhenSourceWins() async {
+    let clock = GatedClock()
+    let evaluated = Counter()
+    let source = ResultPromise<Int, TestError>()
+    let captured: Watched
+    let timed: ResultPromise<Int, TestError>
+    do {
+      let tracked = Tracked()
+      captured = Watched(tracked)
+      timed = source.timeout(.seconds(10), failure: TestError.counting(evaluated, tracked), clock: clock)
+    }
+    await eventually { clock.manual.sleepers == 1 }
+    clock.manual.advance(by: .seconds(10))
+    await eventually("the timer is past its deadline, held at the gate") { clock.woken == 1 }
+    #expect(source.succeed(5))
+    clock.open()
+    await eventually("the timer has ended and released failure") { captured.isReleased }
+    #expect(evaluated.value == 0)
+    #expect(await timed.result == .success(5))
+  }
+
+  @Test("a timeout that wins evaluates failure exactly once")
+  func failureEvaluatedOnceWhenTimeoutWins() async {
+    let manual = ManualClock()
+    let evaluated = Counter()
+    let source = ResultPromise<Int, TestError>()
+    let timed = source.timeout(.seconds(1), failure: TestError.counting(evaluated, Tracked()), clock: manual)
+    manual.advance(by: .seconds(1))
+    #expect(await timed.result == .failure(.boom))
+    #expect(source.succeed(1), "the timeout settles its own promise, not the source")
+    #expect(await timed.result == .failure(.boom))
+    #expect(evaluated.value == 1)
+  }
+
+  @Test(
+    "a deadline too far for any clock means never: timeout and delay of Int64.max seconds neither fire nor trap"
+  )
+  func farDeadlineNeverFires() async {
+    let manual = ManualClock()
+    let source = ResultPromise<Int, TestError>()
+    let timed = source.timeout(.seconds(Int64.max), failure: .boom, clock: manual)
+    let delayed = ResultPromise<Int, TestError>(value: 1).delay(.seconds(Int64.max), clock: manual)
+    for _ in 0..<1_000 { await Task.yield() }  // time for the timers' tasks to start
+    manual.advance(by: .seconds(Int64.max))
+    for _ in 0..<1_000 { await Task.yield() }
+    #expect(timed.isPending)
+    #expect(delayed.isPending)
+    source.succeed(3)
+    #expect(await timed.result == .success(3))
+  }
+
+  @Test(
+    "timeout(.seconds(Int64.max)) on the real clock sleeps without trapping and passes the source's result on"
+  )
+  func farDeadlineOnTheRealClock() async throws {
+    let source = ResultPromise<Int, TestError>()
+    let timed = source.timeout(.seconds(Int64.max), failure: .boom)
+    try await Task.sleep(for: .milliseconds(100))  // time for the timer's task to start its sleep
+    #expect(timed.isPending)
+    source.succeed(4)
+    #expect(await timed.result == .success(4))
+  }
+
   // MARK: Nothing outlives its use
 
   @Test("timeout releases its promise and its failure's captures once the source has settled")
@@ -162,6 +296,47 @@ struct TimingTests {
     let name = await fast.onMainActor.timeout(.seconds(10), failure: .boom, clock: manual).map(\.name).result
     #expect(name == .success("ada"))
     await eventually("the cancelled timer leaves the clock") { manual.sleepers == 0 }
+  }
+
+  @Test(
+    "onMainActor.timeout: once the timer has fired, a source settling on the main actor before the failure arrives there does not win"
+  )
+  @MainActor func mainActorTimeoutDecidedWhenTheTimerFires() async {
+    let manual = ManualClock()
+    let fired = DispatchSemaphore(value: 0)
+    let source = ResultPromise<Model, TestError>()
+    let timed = source.onMainActor.timeout(.seconds(10), failure: TestError.signalling(fired), clock: manual)
+    await eventually { manual.sleepers == 1 }
+    manual.advance(by: .seconds(10))
+    // Hold the main actor, as busy app code would, until the timer has fired off it. The wait is on a
+    // timer's task, not from the shared pool: the main thread is not one of its threads.
+    #expect(fired.wait(timeout: .now() + 30) == .success, "the timer fired while the main actor was busy")
+    #expect(source.succeed(Model(name: "late")))
+    let result = await timed.map(\.name).result
+    #expect(result == .failure(.boom))
+  }
+
+  @Test("onMainActor.timeout never evaluates failure when the source settles on the main actor first")
+  @MainActor func mainActorFailureNotEvaluatedWhenSourceWins() async {
+    let clock = GatedClock()
+    let evaluated = Counter()
+    let source = ResultPromise<Model, TestError>()
+    let captured: Watched
+    let timed: MainActorPromise<Model, TestError>
+    do {
+      let tracked = Tracked()
+      captured = Watched(tracked)
+      timed = source.onMainActor.timeout(
+        .seconds(10), failure: TestError.counting(evaluated, tracked), clock: clock)
+    }
+    await eventually { clock.manual.sleepers == 1 }
+    clock.manual.advance(by: .seconds(10))
+    await eventually("the timer is past its deadline, held at the gate") { clock.woken == 1 }
+    #expect(source.succeed(Model(name: "in time")))
+    clock.open()
+    await eventually("the timer has ended and released failure") { captured.isReleased }
+    #expect(evaluated.value == 0)
+    #expect(await timed.map(\.name).result == .success("in time"))
   }
 
   // MARK: On the real default clock
@@ -303,6 +478,19 @@ struct TimingTests {
 }
 
 extension TestError {
+  /// `.boom`, counting each evaluation in `counter`; captures `object`, to watch the autoclosure's lifetime.
+  static func counting(_ counter: Counter, _ object: Tracked) -> TestError {
+    _ = object
+    counter.increment()
+    return .boom
+  }
+
+  /// `.boom`, signalling `semaphore` when evaluated.
+  static func signalling(_ semaphore: DispatchSemaphore) -> TestError {
+    semaphore.signal()
+    return .boom
+  }
+
   /// `.boom`, made by an expression that captures `object`, to watch an autoclosure's lifetime.
   static func capturing(_ object: Tracked) -> TestError {
     _ = object

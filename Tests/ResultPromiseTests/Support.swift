@@ -154,6 +154,59 @@ final class ManualClock: Clock {
   }
 }
 
+/// A manual clock whose sleeps, once `advance(by:)` has reached their deadline, wait at a gate until
+/// `open()`: a timer past its deadline that has not gone on yet. `woken` counts the sleeps at the gate
+/// or through it. The gate ignores cancellation, as a task that is slow to be scheduled would.
+final class GatedClock: Clock {
+  typealias Instant = ManualClock.Instant
+  let manual = ManualClock()
+  private let gate = Mutex<(isOpen: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+  private let wokenCount = Counter()
+
+  var now: Instant { manual.now }
+  var minimumResolution: Duration { .zero }
+  var woken: Int { wokenCount.value }
+
+  func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    try await manual.sleep(until: deadline, tolerance: tolerance)
+    wokenCount.increment()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let isOpen = gate.withLock { gate in
+        if !gate.isOpen { gate.waiting.append(continuation) }
+        return gate.isOpen
+      }
+      if isOpen { continuation.resume() }
+    }
+  }
+
+  /// Lets every sleep at the gate, and every later one, go on.
+  func open() {
+    let waiting = gate.withLock { gate in
+      gate.isOpen = true
+      defer { gate.waiting = [] }
+      return gate.waiting
+    }
+    for continuation in waiting { continuation.resume() }
+  }
+}
+
+/// A clock whose every sleep fails at once with `error`, and counts the sleeps begun.
+final class FailingClock: Clock {
+  typealias Instant = ManualClock.Instant
+  let error: any Error
+  private let sleepCount = Counter()
+  init(throwing error: any Error) { self.error = error }
+
+  var now: Instant { Instant(offset: .zero) }
+  var minimumResolution: Duration { .zero }
+  var sleeps: Int { sleepCount.value }
+
+  func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    sleepCount.increment()
+    throw error
+  }
+}
+
 /// Lets other tasks run until `condition` holds: yields, never sleeps, so it returns as soon as the
 /// condition does. Fails the test if that takes over a minute (the main actor may be busy with other
 /// suites for a while).
