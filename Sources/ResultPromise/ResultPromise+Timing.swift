@@ -242,6 +242,7 @@ extension ResultPromise {
 }
 
 /// The limits of a timer.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 @usableFromInline enum _Timer {
   /// The longest wait a timer measures; a longer one means never. Far beyond any real wait, and far
   /// within what clocks represent.
