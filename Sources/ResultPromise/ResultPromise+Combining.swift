@@ -11,7 +11,7 @@
 ///     print("all \(aggregate.errors.count) sources failed:", aggregate.errors)
 /// }
 /// ```
-public struct AggregateError<Failure: Error>: Error {
+public nonisolated struct AggregateError<Failure: Error>: Error {
   /// Every failure, in the order of the inputs they came from.
   ///
   /// ```swift
@@ -30,9 +30,9 @@ public struct AggregateError<Failure: Error>: Error {
   }
 }
 
-extension AggregateError: Equatable where Failure: Equatable {}
+nonisolated extension AggregateError: Equatable where Failure: Equatable {}
 
-extension ResultPromise {
+nonisolated extension ResultPromise {
   /// Succeeds with every value, in input order, once all inputs succeed; fails with the first failure
   /// to happen.
   ///
@@ -151,7 +151,7 @@ extension ResultPromise {
   }
 }
 
-extension ResultPromise where Success == Never {
+nonisolated extension ResultPromise where Success == Never {
   /// Succeeds with a tuple of every input's value, in argument order, once all succeed; fails with the
   /// first failure to happen. Takes any number of promises of different value types.
   ///
@@ -200,7 +200,7 @@ extension ResultPromise where Success == Never {
 
 /// One input's value for `zip`, written once by that input's observer. The last input's observer reads
 /// every slot after `_Results.record`, whose lock orders those writes before the reads.
-@usableFromInline final class _Slot<Value> {
+@usableFromInline final nonisolated class _Slot<Value> {
   @usableFromInline var stored: Value?
   @inlinable init() {}
 
@@ -212,7 +212,7 @@ extension ResultPromise where Success == Never {
 }
 
 /// The results a combinator has seen so far, in input order.
-@usableFromInline final class _Results<Success, Failure: Error> {
+@usableFromInline final nonisolated class _Results<Success, Failure: Error> {
   // `@exclusivity(unchecked)`: accessed only under the lock, never in overlapping accesses.
   @exclusivity(unchecked) @usableFromInline var slots: [Result<Success, Failure>?]
   @exclusivity(unchecked) @usableFromInline var remaining: Int

@@ -1,8 +1,11 @@
 // The bridge to Swift Concurrency, both ways: `await` a promise from async code, and start a promise
 // from an async operation. The value moves between tasks, so `Success` must be `Sendable`; main-actor
 // code awaits a promise of a non-`Sendable` value through `onMainActor`.
+//
+// This file needs the core file and `ResultPromise+MainActor.swift` beside it (for the main-actor view's
+// `…AbandoningOnCancel` pair).
 
-extension ResultPromise where Success: Sendable {
+nonisolated extension ResultPromise where Success: Sendable {
   /// The success value, awaited from Swift Concurrency; throws the failure.
   ///
   /// ```swift
@@ -70,7 +73,7 @@ extension ResultPromise where Success: Sendable {
   }
 }
 
-extension ResultPromise where Success: Sendable {
+nonisolated extension ResultPromise where Success: Sendable {
   /// The result, awaited from Swift Concurrency — unless the awaiting task is cancelled first.
   ///
   /// ```swift
@@ -117,9 +120,47 @@ extension ResultPromise where Success: Sendable {
   }
 }
 
+@MainActor
+extension MainActorPromise {
+  /// The result, awaited on the main actor — unless the awaiting task is cancelled first.
+  ///
+  /// ```swift
+  /// .task {   // SwiftUI: cancelled when the view goes away
+  ///     if let result = try? await store.band(id).onMainActor.resultAbandoningOnCancel() {
+  ///         self.band = try? result.get()
+  ///     }
+  /// }
+  /// ```
+  ///
+  /// As ``ResultPromise/resultAbandoningOnCancel()``: if the task is cancelled before the promise settles
+  /// (or was before the call), this throws `CancellationError` at once, leaving the promise untouched.
+  /// - Returns: The promise's result.
+  /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
+  public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
+    let wait = _AbandonableWait<_MainActorResult<Success, Failure>>()
+    _observe { wait.finish(_MainActorResult($0)) }
+    guard let delivered = await wait.value() else { throw CancellationError() }
+    return delivered.result
+  }
+
+  /// The success value, awaited on the main actor — unless the awaiting task is cancelled first.
+  ///
+  /// ```swift
+  /// let band = try await store.band(id).onMainActor.valueAbandoningOnCancel()
+  /// ```
+  ///
+  /// As ``resultAbandoningOnCancel()``, but returns the value and throws the failure.
+  /// - Returns: The success value.
+  /// - Throws: `CancellationError` if the task was cancelled before the promise settled, otherwise the
+  ///   promise's failure.
+  public func valueAbandoningOnCancel() async throws -> Success {
+    try await resultAbandoningOnCancel().get()
+  }
+}
+
 /// One waiter of an `…AbandoningOnCancel` call: resumed exactly once, by the promise's result or by the
 /// task's cancellation (`nil`), whichever comes first. It holds the task's continuation only until then.
-final class _AbandonableWait<Value: Sendable>: @unchecked Sendable {
+final nonisolated class _AbandonableWait<Value: Sendable>: @unchecked Sendable {
   // @unchecked Sendable: `state` is only read and written while the lock is held.
   private enum State {
     case waiting
@@ -166,7 +207,7 @@ final class _AbandonableWait<Value: Sendable>: @unchecked Sendable {
   }
 }
 
-extension ResultPromise where Success: Sendable, Failure == Never {
+nonisolated extension ResultPromise where Success: Sendable, Failure == Never {
   /// The success value, awaited from Swift Concurrency; no `try`, since the promise cannot fail.
   ///
   /// ```swift

@@ -12,12 +12,11 @@
 // they never overtake it (`_WaitingHops`). On the main queue a hop joins the thread's queue of work,
 // like any delivery. The value never needs to be `Sendable`: the other observers that could see it run
 // on the main actor too, since the plain operations that hand out the value require `Sendable`.
-// This file needs the core file beside it, and `ResultPromise+Concurrency.swift` for the
-// `…AbandoningOnCancel` pair.
+// This file needs only the core file, `ResultPromise.swift`, beside it.
 
 import Dispatch
 
-extension ResultPromise {
+nonisolated extension ResultPromise {
   /// A view of this promise whose closures run on the main actor.
   ///
   /// ```swift
@@ -62,7 +61,7 @@ extension ResultPromise {
 ///   while such a hop is still waiting, hop behind it rather than overtake it.
 ///
 /// Only `value` and `result` suspend; nothing else blocks.
-public struct MainActorPromise<Success, Failure: Error> {
+public nonisolated struct MainActorPromise<Success, Failure: Error> {
   /// The underlying promise: return it, combine it, or observe it from other threads.
   ///
   /// ```swift
@@ -83,7 +82,7 @@ public struct MainActorPromise<Success, Failure: Error> {
   }
 }
 
-extension MainActorPromise: Sendable where Success: Sendable {}
+nonisolated extension MainActorPromise: Sendable where Success: Sendable {}
 
 @MainActor
 extension MainActorPromise {
@@ -280,6 +279,24 @@ extension MainActorPromise {
     _chain { result, next in next._adopt(result, recovering: transform) }
   }
 
+  /// Handles a failure on the main actor with a step that returns another promise, keeping the error
+  /// type.
+  ///
+  /// ```swift
+  /// context.band(id).onMainActor.recoverAsync { error in
+  ///     self.log(error)
+  ///     return ResultPromise(value: Band.placeholder(in: context))
+  /// }
+  /// ```
+  /// - Parameter transform: Called with the failure; the promise it returns settles the result.
+  /// - Returns: A view of a promise of the success value or the outcome of the promise `transform`
+  ///   returns.
+  @inlinable public func recoverAsync(
+    _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, Failure>
+  ) -> MainActorPromise<Success, Failure> {
+    _chain { result, next in next._adopt(result, recovering: transform) }
+  }
+
   /// Handles a failure on the main actor with a step that returns another main-actor view.
   ///
   /// ```swift
@@ -325,41 +342,6 @@ extension MainActorPromise {
     get async throws(Failure) { try await result.get() }
   }
 
-  /// The result, awaited on the main actor — unless the awaiting task is cancelled first.
-  ///
-  /// ```swift
-  /// .task {   // SwiftUI: cancelled when the view goes away
-  ///     if let result = try? await store.band(id).onMainActor.resultAbandoningOnCancel() {
-  ///         self.band = try? result.get()
-  ///     }
-  /// }
-  /// ```
-  ///
-  /// As ``ResultPromise/resultAbandoningOnCancel()``: if the task is cancelled before the promise settles
-  /// (or was before the call), this throws `CancellationError` at once, leaving the promise untouched.
-  /// - Returns: The promise's result.
-  /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
-  public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
-    let wait = _AbandonableWait<_MainActorResult<Success, Failure>>()
-    _observe { wait.finish(_MainActorResult($0)) }
-    guard let delivered = await wait.value() else { throw CancellationError() }
-    return delivered.result
-  }
-
-  /// The success value, awaited on the main actor — unless the awaiting task is cancelled first.
-  ///
-  /// ```swift
-  /// let band = try await store.band(id).onMainActor.valueAbandoningOnCancel()
-  /// ```
-  ///
-  /// As ``resultAbandoningOnCancel()``, but returns the value and throws the failure.
-  /// - Returns: The success value.
-  /// - Throws: `CancellationError` if the task was cancelled before the promise settled, otherwise the
-  ///   promise's failure.
-  public func valueAbandoningOnCancel() async throws -> Success {
-    try await resultAbandoningOnCancel().get()
-  }
-
   // MARK: Internals
 
   /// Runs `observer` on the main actor with the result: at once if called there and no earlier hop of
@@ -386,7 +368,7 @@ extension MainActorPromise {
   }
 }
 
-extension MainActorPromise where Failure == Never {
+nonisolated extension MainActorPromise where Failure == Never {
   /// The success value, awaited on the main actor; no `try`, since the promise cannot fail.
   ///
   /// ```swift
@@ -406,7 +388,7 @@ extension MainActorPromise where Failure == Never {
 /// so it only ever runs on the main actor.
 /// The result it captures may be non-`Sendable`: then every other closure that sees it also runs on
 /// the main actor, since the plain operations that hand out the value require `Sendable`.
-@usableFromInline final class _MainActorJob: @unchecked Sendable {
+@usableFromInline final nonisolated class _MainActorJob: @unchecked Sendable {
   /// The promise whose observer this is; retained until the job has run, so its identifier is not reused.
   @usableFromInline let promise: AnyObject
   @usableFromInline let run: @MainActor () -> Void
@@ -418,13 +400,13 @@ extension MainActorPromise where Failure == Never {
 
 /// A result carried to a task on the main actor. `@unchecked Sendable` for the reason `_MainActorJob`
 /// is: it is made on the main actor and read by a task awaiting there.
-struct _MainActorResult<Success, Failure: Error>: @unchecked Sendable {
+nonisolated struct _MainActorResult<Success, Failure: Error>: @unchecked Sendable {
   let result: Result<Success, Failure>
   init(_ result: Result<Success, Failure>) { self.result = result }
 }
 
 /// Whether code is on the main queue, and the hops to it that are still waiting, per promise.
-@usableFromInline enum _MainQueue {
+@usableFromInline nonisolated enum _MainQueue {
   /// Marks the main queue, so that `DispatchQueue.getSpecific` tells whether code runs on it.
   static let key: DispatchSpecificKey<Bool> = {
     let key = DispatchSpecificKey<Bool>()
@@ -453,7 +435,7 @@ struct _MainActorResult<Success, Failure: Error>: @unchecked Sendable {
 /// it, and hops too: the main queue runs blocks first in, first out, so it runs after the earlier one.
 /// On the main queue a hop runs through the thread's queue of work like any delivery — behind the
 /// callback that is running, if the main queue is run from inside one (a nested run loop).
-final class _WaitingHops: @unchecked Sendable {
+final nonisolated class _WaitingHops: @unchecked Sendable {
   // @unchecked Sendable: `counts` is only read and written while the lock is held.
   private var counts: [ObjectIdentifier: Int] = [:]
 

@@ -2,7 +2,7 @@
 // the value to a closure on whichever thread settles the promise, so they need `Success: Sendable`;
 // `onFailure` never sees the value and works for any `Success`. `onMainActor` has all three.
 
-extension ResultPromise where Success: Sendable {
+nonisolated extension ResultPromise where Success: Sendable {
   /// Runs `body` with the value if the promise succeeds; does nothing on failure.
   ///
   /// ```swift
@@ -44,7 +44,7 @@ extension ResultPromise where Success: Sendable {
   }
 }
 
-extension ResultPromise {
+nonisolated extension ResultPromise {
   /// Runs `body` with the error if the promise fails; does nothing on success.
   ///
   /// ```swift

@@ -3,7 +3,7 @@
 import Dispatch
 
 // Moving observers to a queue moves the value to another thread: `Success` must be `Sendable`.
-extension ResultPromise where Success: Sendable {
+nonisolated extension ResultPromise where Success: Sendable {
   /// A promise that settles like this one but runs all its observers on `queue`.
   ///
   /// ```swift

@@ -24,7 +24,7 @@
 // watchOS 9 (any visionOS); the rest of the library needs only iOS 13, macOS 10.15, tvOS 13 or watchOS 6.
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
-extension ResultPromise where Success: Sendable {
+nonisolated extension ResultPromise where Success: Sendable {
   /// Postpones a success by `duration` on `clock`; a failure passes on at once.
   ///
   /// ```swift
@@ -146,7 +146,7 @@ extension ResultPromise where Success: Sendable {
 }
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
-extension MainActorPromise {
+nonisolated extension MainActorPromise {
   /// Fails with `failure` on the main actor unless this promise settles within `duration` on `clock`.
   ///
   /// ```swift
@@ -181,7 +181,7 @@ extension MainActorPromise {
 // MARK: - Timers (internal)
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
-extension ResultPromise {
+nonisolated extension ResultPromise {
   /// The timeout of both views, for any `Success`: the first of the source's result and the timer to
   /// claim the outcome settles the returned promise. The value never reaches the timer's task.
   @inlinable func _timeout<C: Clock<Duration>>(
@@ -204,7 +204,7 @@ extension ResultPromise {
 /// `@unchecked Sendable`: `claimed` is only read and written under the lock; `next` is handed to the
 /// timer's task only to settle it with a failure there, so a value that is not `Sendable` never crosses
 /// to that task (the source's result settles `next` where the source settles).
-@usableFromInline final class _TimeoutTarget<Success, Failure: Error>: @unchecked Sendable {
+@usableFromInline final nonisolated class _TimeoutTarget<Success, Failure: Error>: @unchecked Sendable {
   @usableFromInline let next: ResultPromise<Success, Failure>
   @usableFromInline var claimed = false
   @inlinable init(_ next: ResultPromise<Success, Failure>) { self.next = next }
@@ -223,7 +223,7 @@ extension ResultPromise {
 /// captures; a clock that fails otherwise fires it early; a duration over `_Timer.longestWait` never
 /// fires it.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
-@inlinable @discardableResult func _timer<C: Clock<Duration>>(
+@inlinable @discardableResult nonisolated func _timer<C: Clock<Duration>>(
   after duration: Duration, on clock: C, _ fire: @escaping @Sendable () -> Void
 ) -> Task<Void, Never> {
   let deadline = duration <= _Timer.longestWait ? clock.now.advanced(by: Swift.max(duration, .zero)) : nil
@@ -243,7 +243,7 @@ extension ResultPromise {
 
 /// The limits of a timer.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
-@usableFromInline enum _Timer {
+@usableFromInline nonisolated enum _Timer {
   /// The longest wait a timer measures; a longer one means never. Far beyond any real wait, and far
   /// within what clocks represent.
   @inlinable static var longestWait: Duration { .seconds(1 << 40) }

@@ -91,7 +91,7 @@ import Dispatch
 ///   `timeout`, `retry`, `value`, `result` and `init(priority:operation:)` — requires `Success: Sendable`.
 /// - Main-actor code, whose callbacks touch main-actor state and non-`Sendable` objects, uses
 ///   `onMainActor`, whose closures run on the main actor.
-public class ResultPromise<Success, Failure: Error>:
+public nonisolated class ResultPromise<Success, Failure: Error>:
   _PromiseStorage<Success, Failure, Result<Success, Failure>?>
 {
   /// Creates a pending promise; settle it later with ``fulfil(with:)``, ``succeed(_:)`` or ``fail(_:)``.
@@ -125,15 +125,19 @@ public class ResultPromise<Success, Failure: Error>:
     super.init(outcome: result, phase: .settled, reportsBroken: false, queue: nil)
   }
 
-  // Disfavoured because a trailing closure also matches `value:` (a closure is a possible `Success`):
-  // where the value type is inferred, `ResultPromise { done in … }` must mean `init(_ start:)`.
+  // A trailing closure must never be taken for the value: when `ResultPromise { done in … }` fails to
+  // type-check as `init(_ start:)` (its completion handler has another error type, say), the compiler
+  // would otherwise settle for a promise of that closure and report something unrelated much later.
+  // `noTrailingClosure` takes a trailing closure instead, and rejects it.
   /// Creates a promise that has already succeeded with `value`.
   ///
   /// ```swift
   /// let one = ResultPromise<Int, MyError>(value: 1)
   /// ```
-  /// - Parameter value: The success value.
-  @inlinable @_disfavoredOverload public convenience init(value: Success) {
+  /// - Parameters:
+  ///   - value: The success value.
+  ///   - noTrailingClosure: Leave it out: it only keeps a trailing closure from being read as `value`.
+  @inlinable public convenience init(value: Success, _ noTrailingClosure: (() -> Never)? = nil) {
     self.init(.success(value))
   }
 
@@ -295,6 +299,21 @@ public class ResultPromise<Success, Failure: Error>:
     _chain(transform) { transform, result, next in next._adopt(result, recovering: transform) }
   }
 
+  // Without this overload, a closure that does not name its error type
+  // (`recoverAsync { _ in ResultPromise(value: fallback) }`) leaves `NewFailure` uninferred.
+  /// Handles a failure with a step that returns another promise, keeping the error type.
+  ///
+  /// ```swift
+  /// let user = remote.load(id).recoverAsync { _ in ResultPromise(value: .guest) }
+  /// ```
+  /// - Parameter transform: Called with the failure; the promise it returns settles the result.
+  /// - Returns: A promise of the success value or the outcome of the promise `transform` returns.
+  @inlinable public final func recoverAsync(
+    _ transform: @escaping @Sendable (Failure) -> ResultPromise<Success, Failure>
+  ) -> ResultPromise<Success, Failure> {
+    _chain(transform) { transform, result, next in next._adopt(result, recovering: transform) }
+  }
+
   /// Creates a pending promise for an operator to settle. It is not reported when dropped while
   /// pending (dropping a pending chain reports its root once), and if `queue` is given its observers
   /// run there (for `receive(on:)`).
@@ -305,9 +324,9 @@ public class ResultPromise<Success, Failure: Error>:
 
 // `@unchecked Sendable` when the value is `Sendable`: all mutable state is guarded by the promise's lock
 // (see "How it works" below), and a `Sendable` value may be read by any thread.
-extension ResultPromise: @unchecked Sendable where Success: Sendable {}
+nonisolated extension ResultPromise: @unchecked Sendable where Success: Sendable {}
 
-extension ResultPromise where Success: Sendable {
+nonisolated extension ResultPromise where Success: Sendable {
   /// Creates a pending promise and hands its `fulfil` function to `start`, which wraps a
   /// completion-handler API.
   ///
@@ -421,7 +440,7 @@ extension ResultPromise where Success: Sendable {
   }
 }
 
-extension ResultPromise where Success == Void {
+nonisolated extension ResultPromise where Success == Void {
   /// Settles a `Void` promise with a success, unless it is already settled.
   ///
   /// ```swift
@@ -466,7 +485,7 @@ extension ResultPromise where Success == Void {
 /// ```swift
 /// PromiseDiagnostics.brokenPromiseHandler = { message in logger.warning("\(message)") }
 /// ```
-public enum PromiseDiagnostics {
+public nonisolated enum PromiseDiagnostics {
   /// Called with a one-line description when a user-created promise is deallocated while pending with
   /// observers waiting; `nil` reports nothing. Runs on the thread that releases the promise; keep it short.
   ///
@@ -545,7 +564,7 @@ public enum PromiseDiagnostics {
 /// in the source). Every mutable field is read and written only while `_lock` is held, except
 /// `_outcome` after settlement, when it no longer changes. `@exclusivity(unchecked)`: the lock already
 /// rules out overlapping accesses, and the dynamic checks would cost more than the rest of a delivery.
-public class _PromiseStorage<Success, Failure: Error, Outcome> {
+public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
   /// The outcome once settled (`Result<Success, Failure>?` in ``ResultPromise``).
   @exclusivity(unchecked) @usableFromInline final var _outcome: Outcome
   /// Pending, settled, or where the delivery of the outcome stands.
@@ -599,7 +618,7 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
 
 /// Where a promise stands: `pending`; `settled` with no delivery under way; a delivery round
 /// `scheduled` (not started); or a round `running` with none scheduled after it.
-@usableFromInline enum _Phase: UInt8 {
+@usableFromInline nonisolated enum _Phase: UInt8 {
   /// Not settled yet.
   case pending
   /// Settled; no delivery under way, so a new observer runs at once.
@@ -619,13 +638,13 @@ public class _PromiseStorage<Success, Failure: Error, Outcome> {
 ///
 /// A struct, not a bare closure: a closure passed through generic code (an array, `Optional.take()`,
 /// `withLock`) is stored behind a reabstraction thunk, one allocation each; a struct is not.
-@usableFromInline struct _Observer<Success, Failure: Error> {
+@usableFromInline nonisolated struct _Observer<Success, Failure: Error> {
   @usableFromInline let call: (Result<Success, Failure>) -> Void
   @inlinable init(_ call: @escaping (Result<Success, Failure>) -> Void) { self.call = call }
   @inlinable init(joining observers: [Self]) { call = { for observer in observers { observer.call($0) } } }
 }
 
-extension ResultPromise {
+nonisolated extension ResultPromise {
   /// A pending promise for an operator to settle; see ``init(_pendingOn:)``.
   @inlinable static func _pending() -> ResultPromise { ResultPromise(_pendingOn: nil) }
 
@@ -758,10 +777,8 @@ extension ResultPromise {
   /// reported instead.
   @inlinable func _adopt(_ other: ResultPromise<Success, Failure>) {
     guard other !== self else {
-      return PromiseDiagnostics._report(
-        self,
-        "was told to adopt itself (thenAsync or recoverAsync returned the promise it settles); "
-          + "it can never settle.")
+      let problem = "was told to adopt itself (its own thenAsync or recoverAsync step returned it)"
+      return PromiseDiagnostics._report(self, "\(problem); it can never settle.")
     }
     if let result = other._lock.withLock({ other._phase == .settled ? other._outcome : nil }) {
       fulfil(with: result)
@@ -778,7 +795,7 @@ extension ResultPromise {
 ///
 /// `@unchecked Sendable`: the closure only calls `fulfil(with:)`, which is thread-safe, with a result
 /// that is `Sendable` or that the caller has given up (`sending`); it reads nothing else of the promise.
-@usableFromInline final class _Resolver<Success, Failure: Error>: @unchecked Sendable {
+@usableFromInline final nonisolated class _Resolver<Success, Failure: Error>: @unchecked Sendable {
   @usableFromInline var promise: ResultPromise<Success, Failure>
   @inlinable init(_ promise: ResultPromise<Success, Failure>) { self.promise = promise }
 
@@ -801,7 +818,7 @@ extension ResultPromise {
 /// the (never specialised) `deinit`; one typed `Transform?` would look `Optional<Transform>` up on every
 /// release.
 @usableFromInline
-final class _Step<Input, InputFailure: Error, Success, Failure: Error, Transform, Slot>:
+final nonisolated class _Step<Input, InputFailure: Error, Success, Failure: Error, Transform, Slot>:
   ResultPromise<Success, Failure>
 {
   @usableFromInline typealias Apply = (
@@ -818,9 +835,9 @@ final class _Step<Input, InputFailure: Error, Success, Failure: Error, Transform
 
 // `@unchecked Sendable` as `ResultPromise` is; `_transform` is set before the step is shared and then
 // read and cleared once, by the delivery of the promise it observes.
-extension _Step: @unchecked Sendable where Success: Sendable {}
+nonisolated extension _Step: @unchecked Sendable where Success: Sendable {}
 
-extension _Step where Slot == Transform? {
+nonisolated extension _Step where Slot == Transform? {
   /// Applies the step to the observed promise's `result`, once. Only the observed promise's delivery
   /// calls it, on one thread, so `_transform` needs no lock.
   @inlinable func _run(_ result: Result<Input, InputFailure>) {
@@ -840,7 +857,7 @@ extension _Step where Slot == Transform? {
 ///
 /// `@unchecked Sendable`: a job is run once, by the one thread or queue it is handed to. Only promises
 /// made by `receive(on:)`, whose values are `Sendable`, hand jobs to a queue.
-@usableFromInline struct _Job: @unchecked Sendable {
+@usableFromInline nonisolated struct _Job: @unchecked Sendable {
   @usableFromInline let target: AnyObject
   @usableFromInline let run: (AnyObject) -> Void
 
@@ -855,7 +872,7 @@ extension _Step where Slot == Transform? {
 /// run by the outermost caller's loop. Likewise `bury` frees a released chain one link per loop turn.
 /// Each instance is reached only from its own thread (through thread-local storage), so its fields are
 /// `@exclusivity(unchecked)`: never accessed in overlapping ways.
-@usableFromInline final class _Trampoline {
+@usableFromInline final nonisolated class _Trampoline {
   @exclusivity(unchecked) @usableFromInline var isDraining = false
   /// The target of the job running now, if any (compared by address only).
   @exclusivity(unchecked) @usableFromInline var running: UnsafeMutableRawPointer?
@@ -965,7 +982,7 @@ extension _Step where Slot == Transform? {
 /// it taken yields the processor until it is free, rather than spinning: it is held only briefly (a few
 /// stores, at most an allocation), but its holder may have been preempted. ThreadSanitizer sees both
 /// (the atomics are compiled into this code; it would not see the prebuilt `Synchronization.Mutex`).
-@usableFromInline struct _Lock {
+@usableFromInline nonisolated struct _Lock {
   #if canImport(Darwin)
     @usableFromInline typealias Word = pthread_mutex_t
   #else
@@ -1008,13 +1025,12 @@ extension _Step where Slot == Transform? {
 
 // MARK: - Diagnostics
 
-extension PromiseDiagnostics {
+nonisolated extension PromiseDiagnostics {
   /// Where the handler lives. `@unchecked Sendable`: `handler` is only used while its lock is held.
   fileprivate final class Hook: @unchecked Sendable {
+    var handler: (@Sendable (String) -> Void)?  // none in release builds
     #if DEBUG
-      var handler: (@Sendable (String) -> Void)? = PromiseDiagnostics.writeToStandardError
-    #else
-      var handler: (@Sendable (String) -> Void)? = nil
+      init() { handler = PromiseDiagnostics.writeToStandardError }
     #endif
   }
 

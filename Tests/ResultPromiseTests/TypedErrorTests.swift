@@ -83,4 +83,50 @@ struct TypedErrorTests {
     #expect(logged.values == [.boom])
     #expect(outcome.values == [.success(0)])
   }
+
+  @Test("recoverAsync keeps the error type when its closure does not name one, in one expression or many")
+  func recoverAsyncKeepsErrorType() async {
+    let failed = ResultPromise<Int, TestError>(error: .boom)
+    let fallback = failed.recoverAsync { _ in ResultPromise(value: 1) }
+    #expect(staticType(of: fallback) == ResultPromise<Int, TestError>.self)
+    let logged = Log<TestError>()
+    let logging = failed.recoverAsync { error in
+      logged.append(error)
+      return ResultPromise(error: .other(2))
+    }
+    #expect(staticType(of: logging) == ResultPromise<Int, TestError>.self)
+    // Naming another error type still changes it.
+    let changed = failed.recoverAsync { _ in ResultPromise<Int, AppError>(error: .offline) }
+    #expect(staticType(of: changed) == ResultPromise<Int, AppError>.self)
+    #expect(await fallback.result == .success(1))
+    #expect(await logging.result == .failure(.other(2)))
+    #expect(await changed.result == .failure(.offline))
+    #expect(logged.values == [.boom])
+  }
+
+  @Test("on the main actor too, recoverAsync keeps the error type when its closure does not name one")
+  @MainActor func mainActorRecoverAsyncKeepsErrorType() async {
+    let failed = ResultPromise<Model, TestError>(error: .boom).onMainActor
+    let fallback = failed.recoverAsync { _ in ResultPromise(value: Model(name: "placeholder")) }
+    #expect(staticType(of: fallback) == MainActorPromise<Model, TestError>.self)
+    var logged: [TestError] = []
+    let logging = failed.recoverAsync { error in
+      logged.append(error)
+      return ResultPromise(error: .other(3))
+    }
+    #expect(staticType(of: logging) == MainActorPromise<Model, TestError>.self)
+    #expect(await fallback.map(\.name).result == .success("placeholder"))
+    #expect(await logging.map(\.name).result == .failure(.other(3)))
+    #expect(logged == [.boom])
+  }
+
+  @Test(
+    "a trailing closure is never taken for init(value:)'s value: ResultPromise { done in … } wraps a handler")
+  func trailingClosureIsNeverAValue() {
+    let wrapped = ResultPromise { done in done(Result<Int, TestError>.success(5)) }
+    #expect(staticType(of: wrapped) == ResultPromise<Int, TestError>.self)
+    let results = Log<Result<Int, TestError>>()
+    wrapped.await(results.append)
+    #expect(results.values == [.success(5)])
+  }
 }

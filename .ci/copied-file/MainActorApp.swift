@@ -1,0 +1,30 @@
+// Uses the core and the main-actor file copied together, as app code does: a main-actor view model whose
+// chain touches its own state and a model object that is not Sendable.
+import Dispatch
+
+enum LoadError: Error { case offline }
+
+final class Band {  // not Sendable, like a Core Data object
+  var name: String
+  init(name: String) { self.name = name }
+}
+
+@MainActor final class BandViewModel {
+  var status = "loading"
+
+  func load(_ id: Int) -> MainActorPromise<String, LoadError> {
+    ResultPromise<Int, LoadError> { done in DispatchQueue.global().async { done(.success(id)) } }
+      .onMainActor
+      .map { id in Band(name: "band \(id)") }
+      .then { band in .success(band.name) }
+      .onSuccess { name in self.status = "showing \(name)" }
+  }
+}
+
+@MainActor func run() async {
+  let model = BandViewModel()
+  let name = await model.load(7).result
+  print("core and main actor: \((try? name.get()) ?? "failed"), \(model.status)")
+}
+
+await run()

@@ -1,0 +1,20 @@
+// An app that imports two libraries, each with its own private copy of ResultPromise, and the package.
+import Dispatch
+import LibraryA
+import LibraryB
+import ResultPromise
+
+enum AppError: Error { case failed }
+
+@MainActor func run() async {
+  let reportsA = LibraryA.countBrokenPromises()
+  let reportsB = LibraryB.countBrokenPromises()
+  let a = ResultPromise<String, LibraryAError> { done in LibraryA.load(1, completion: done) }
+  let b = ResultPromise<String, LibraryBError> { done in LibraryB.load(2, completion: done) }
+  let both = await ResultPromise.zip(a.mapError { _ in AppError.failed }, b.mapError { _ in AppError.failed })
+    .onMainActor.map { "\($0.0), \($0.1)" }.result
+  LibraryA.dropPendingPromise()
+  print("app: \((try? both.get()) ?? "failed"); reports: A \(reportsA()), B \(reportsB())")
+}
+
+await run()
