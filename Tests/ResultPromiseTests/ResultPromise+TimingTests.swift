@@ -183,19 +183,19 @@ struct TimingTests {
     #expect(evaluated.value == 1)
   }
 
-  @Test(
-    "a deadline too far for any clock means never: timeout and delay of Int64.max seconds neither fire nor trap"
-  )
+  // Only timeout here: a delay that never delivers would keep its task (and what it holds) to the end
+  // of the process, which AddressSanitizer's leak check reports. Every timer waits through `_timer`.
+  @Test("a deadline too far for any clock means never: timeout(.seconds(Int64.max)) neither fires nor traps")
   func farDeadlineNeverFires() async {
     let manual = ManualClock()
     let source = ResultPromise<Int, TestError>()
     let timed = source.timeout(.seconds(Int64.max), failure: .boom, clock: manual)
-    let delayed = ResultPromise<Int, TestError>(value: 1).delay(.seconds(Int64.max), clock: manual)
-    for _ in 0..<1_000 { await Task.yield() }  // time for the timers' tasks to start
+    for _ in 0..<1_000 { await Task.yield() }  // time for the timer's task to start
     manual.advance(by: .seconds(Int64.max))
     for _ in 0..<1_000 { await Task.yield() }
     #expect(timed.isPending)
-    #expect(delayed.isPending)
+    #expect(
+      manual.sleepers == 0, "the timer never asked the clock to sleep until an unrepresentable deadline")
     source.succeed(3)
     #expect(await timed.result == .success(3))
   }
