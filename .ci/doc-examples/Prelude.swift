@@ -121,6 +121,8 @@ struct LegacyAPI: Sendable {
   func fetchUser(_ id: Int, completion: @escaping @Sendable (User?, (any Error)?) -> Void) {
     completion(User(id: id, name: "Ada"), nil)
   }
+  func requestAccess(completion: @escaping @Sendable (Bool, (any Error)?) -> Void) { completion(true, nil) }
+  func remove(_ id: Int, completion: @escaping @Sendable ((any Error)?) -> Void) { completion(nil) }
 }
 let legacyAPI = LegacyAPI()
 

@@ -48,13 +48,7 @@ nonisolated extension ResultPromise {
   public static func all(
     _ promises: some Collection<ResultPromise<Success, Failure>>
   ) -> ResultPromise<[Success], Failure> {
-    _gather(
-      promises,
-      decidedEarly: { result in
-        if case .failure(let error) = result { return .failure(error) }
-        return nil
-      },
-      decided: { results in .success(results.compactMap { try? $0.get() }) })
+    _gather(promises, decidedEarly: { _firstFailure($0) }, decided: { _allValues($0) })
   }
 
   /// Succeeds with every outcome, in input order, once all inputs have settled; it cannot fail.
@@ -126,6 +120,67 @@ nonisolated extension ResultPromise {
     let next = ResultPromise<Success, Failure>._pending()
     for promise in promises { promise._await { next.fulfil(with: $0) } }
     return next
+  }
+
+  /// Calls `makers` in order, with at most `limit` of the promises they make pending at once; succeeds
+  /// with every value, in the order of the makers, or fails with the first failure and calls no more makers.
+  ///
+  /// ```swift
+  /// // Upload 1,000 photos, four at a time.
+  /// ResultPromise.all(photos.map { photo in { upload(photo) } }, concurrently: 4)
+  ///     .onSuccess { receipts in print("uploaded \(receipts.count)") }
+  /// ```
+  ///
+  /// The first makers are called at once, on the calling thread, until `limit` promises are pending; each
+  /// time one settles, the next maker is called on the thread that settled it. The sequence is handed over
+  /// (`sending`): it is used from those threads, one at a time, and no longer by the caller. A lazy sequence is pulled
+  /// only as places come free, so makers can be made as they are needed:
+  /// `(1...pages).lazy.map { page in { fetch(page) } }`. Once a failure has come in, no maker is called
+  /// again (one whose turn began on another thread just before may still be); promises already pending run
+  /// on, and their results are ignored. An empty sequence succeeds at once
+  /// with `[]`. A `limit` below 1 counts as 1. Promises that settle at once (a cache hit) do not deepen the
+  /// stack, however many there are. Like PromiseKit's `when(fulfilled:concurrently:)`.
+  /// - Parameters:
+  ///   - makers: Closures that each start one piece of work and return its promise.
+  ///   - limit: The most promises pending at once.
+  /// - Returns: A promise of all values in the makers' order, or of the first failure.
+  @inlinable
+  public static func all<Makers: Sequence>(
+    _ makers: sending Makers, concurrently limit: Int
+  ) -> ResultPromise<[Success], Failure> where Makers.Element == () -> ResultPromise<Success, Failure> {
+    _Pump(makers, limit: limit, decidedEarly: { _firstFailure($0) }, decided: { _allValues($0) }).start()
+  }
+
+  /// Calls `makers` in order, with at most `limit` of the promises they make pending at once; succeeds
+  /// with every outcome, in the order of the makers, once all have settled. It cannot fail.
+  ///
+  /// ```swift
+  /// ResultPromise.allSettled(records.lazy.map { record in { migrate(record) } }, concurrently: 2)
+  ///     .onSuccess { outcomes in report(outcomes) }
+  /// ```
+  ///
+  /// As ``all(_:concurrently:)``, except that a failure does not end it: every maker is called.
+  /// - Parameters:
+  ///   - makers: Closures that each start one piece of work and return its promise.
+  ///   - limit: The most promises pending at once; below 1 counts as 1.
+  /// - Returns: A promise of every outcome, in the makers' order.
+  @inlinable
+  public static func allSettled<Makers: Sequence>(
+    _ makers: sending Makers, concurrently limit: Int
+  ) -> ResultPromise<[Result<Success, Failure>], Never>
+  where Makers.Element == () -> ResultPromise<Success, Failure> {
+    _Pump(makers, limit: limit, decidedEarly: { _ in nil }, decided: { .success($0) }).start()
+  }
+
+  /// `all`'s early decision: the first failure.
+  @inlinable static func _firstFailure(_ result: Result<Success, Failure>) -> Result<[Success], Failure>? {
+    if case .failure(let error) = result { return .failure(error) }
+    return nil
+  }
+
+  /// `all`'s decision once every input has succeeded: the values, in input order.
+  @inlinable static func _allValues(_ results: [Result<Success, Failure>]) -> Result<[Success], Failure> {
+    .success(results.compactMap { try? $0.get() })
   }
 
   /// Watches every input; settles early with `decidedEarly`'s answer, else with `decided`'s once all
@@ -232,5 +287,102 @@ nonisolated extension ResultPromise where Success == Never {
       remaining -= 1
       return remaining == 0 ? slots.compactMap { $0 } : nil
     }
+  }
+}
+
+/// The state of `all(_:concurrently:)` and `allSettled(_:concurrently:)`: the makers still to call, how
+/// many promises are pending, and every result so far, in the makers' order.
+///
+/// One thread at a time *pumps*: it calls makers while fewer than `limit` promises are pending. A promise
+/// that settles hands its result in and pumps on the thread that settled it — unless another thread (or
+/// this one, further up the stack) is pumping already, which then sees the free place on its next turn. So
+/// makers settled at once make a loop, not a recursion.
+///
+/// `@unchecked Sendable`: the makers were handed over (`sending`), so nothing else uses them; `iterator` is
+/// used only by the pumping thread, which `isPumping` (set and cleared under the lock) makes one at a time;
+/// everything else is read and written under the lock.
+@usableFromInline
+final nonisolated class _Pump<Makers: Sequence, Success, Failure: Error, NewSuccess, NewFailure: Error>:
+  @unchecked Sendable
+where Makers.Element == () -> ResultPromise<Success, Failure> {
+  @usableFromInline var iterator: Makers.Iterator
+  @usableFromInline let limit: Int
+  @usableFromInline let next = ResultPromise<NewSuccess, NewFailure>._pending()
+  @usableFromInline let decidedEarly: (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?
+  @usableFromInline let decided: ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
+  // `@exclusivity(unchecked)`: accessed only under the lock, never in overlapping accesses.
+  @exclusivity(unchecked) @usableFromInline var results: [Result<Success, Failure>?] = []
+  @exclusivity(unchecked) @usableFromInline var pending = 0
+  @exclusivity(unchecked) @usableFromInline var isPumping = false
+  @exclusivity(unchecked) @usableFromInline var isExhausted = false
+  @exclusivity(unchecked) @usableFromInline var isDecided = false
+
+  @inlinable init(
+    _ makers: sending Makers, limit: Int,
+    decidedEarly: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?,
+    decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
+  ) {
+    (iterator, self.limit) = (makers.makeIterator(), Swift.max(1, limit))
+    (self.decidedEarly, self.decided) = (decidedEarly, decided)
+  }
+
+  /// Calls the first makers and returns the combined promise.
+  @inlinable func start() -> ResultPromise<NewSuccess, NewFailure> {
+    pump()
+    return next
+  }
+
+  /// Calls makers while places are free, unless another turn of this loop is running.
+  @inlinable func pump() {
+    let claimed = _Lock(for: self).withLock {
+      defer { isPumping = true }
+      return !isPumping
+    }
+    guard claimed else { return }
+    while true {
+      // Take a place before pulling, so that a failure recorded meanwhile stops the next pull.
+      let index: Int? = _Lock(for: self).withLock {
+        guard !isDecided, !isExhausted, pending < limit else {
+          isPumping = false
+          return nil
+        }
+        pending += 1
+        results.append(nil)
+        return results.count - 1
+      }
+      guard let index else { return }
+      guard let make = iterator.next() else {
+        let outcome = _Lock(for: self).withLock {
+          (pending, isExhausted, isPumping) = (pending - 1, true, false)
+          results.removeLast()
+          return decideIfDone()
+        }
+        if let outcome { next.fulfil(with: outcome) }
+        return
+      }
+      make()._await { result in self.settle(result, at: index) }
+    }
+  }
+
+  /// Records one promise's result; settles the combined promise if that decides it, else pumps.
+  @inlinable func settle(_ result: Result<Success, Failure>, at index: Int) {
+    let outcome: Result<NewSuccess, NewFailure>? = _Lock(for: self).withLock {
+      guard !isDecided else { return nil }
+      (pending, results[index]) = (pending - 1, result)
+      if let early = decidedEarly(result) {
+        isDecided = true
+        return early
+      }
+      return decideIfDone()
+    }
+    if let outcome { next.fulfil(with: outcome) } else { pump() }
+  }
+
+  /// The combined outcome once every maker has been called and every promise has settled; called under
+  /// the lock.
+  @inlinable func decideIfDone() -> Result<NewSuccess, NewFailure>? {
+    guard isExhausted, pending == 0, !isDecided else { return nil }
+    isDecided = true
+    return decided(results.compactMap { $0 })
   }
 }

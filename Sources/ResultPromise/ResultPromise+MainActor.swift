@@ -98,6 +98,23 @@ extension MainActorPromise {
     _observe(observer)
   }
 
+  /// The outcome, if the promise has settled; `nil` while it is pending. Read on the main actor, for any
+  /// `Success`.
+  ///
+  /// ```swift
+  /// @MainActor func show(_ id: Band.ID) {
+  ///     let band = store.band(id).onMainActor
+  ///     if case .success(let loaded)? = band.settledResult { title = loaded.name }   // no flicker
+  ///     else { band.await { result in self.title = (try? result.get().name) ?? "Unavailable" } }
+  /// }
+  /// ```
+  ///
+  /// As ``ResultPromise/settledResult``: exact as soon as `fulfil` has returned, even while a hop to the
+  /// main actor that delivers the same outcome to the view's closures is still waiting.
+  @inlinable public var settledResult: Result<Success, Failure>? {
+    promise._lock.withLock { promise._outcome }
+  }
+
   /// Runs `body` with the value on the main actor if the promise succeeds.
   ///
   /// ```swift

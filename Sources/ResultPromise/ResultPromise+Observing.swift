@@ -1,6 +1,9 @@
-// Observing one side of the outcome, and running code on either outcome. `onSuccess` and `always` hand
-// the value to a closure on whichever thread settles the promise, so they need `Success: Sendable`;
-// `onFailure` never sees the value and works for any `Success`. `onMainActor` has all three.
+// Observing one side of the outcome, running code on either outcome, and reading the outcome now.
+// `onSuccess` and `always` hand the value to a closure on whichever thread settles the promise, and
+// `settledResult` hands it to whichever thread reads it, so they need `Success: Sendable`; `onFailure`
+// never sees the value and works for any `Success`. `onMainActor` has all four.
+//
+// This file needs only the core file, `ResultPromise.swift`, beside it.
 
 nonisolated extension ResultPromise where Success: Sendable {
   /// Runs `body` with the value if the promise succeeds; does nothing on failure.
@@ -19,6 +22,24 @@ nonisolated extension ResultPromise where Success: Sendable {
   public func onSuccess(_ body: @escaping @Sendable (Success) -> Void) -> Self {
     self._await { if case .success(let value) = $0 { body(value) } }
     return self
+  }
+
+  /// The outcome, if the promise has settled; `nil` while it is pending. Reads it now, without waiting.
+  ///
+  /// ```swift
+  /// if let result = avatar.settledResult {
+  ///     show(result)            // loaded already: no spinner
+  /// } else {
+  ///     showSpinner()
+  ///     avatar.await { result in show(result) }
+  /// }
+  /// ```
+  ///
+  /// Exact on any thread: once `fulfil` has returned on one thread, every later read on any thread sees
+  /// the outcome, even while its observers are still being called. Unlike `value` and `result`, which
+  /// wait for the outcome, this never suspends — and it cannot tell you about an outcome still to come.
+  @inlinable public var settledResult: Result<Success, Failure>? {
+    _lock.withLock { _outcome }
   }
 
   /// Runs `body` on either outcome, then passes the same result on — like `finally` in JavaScript.

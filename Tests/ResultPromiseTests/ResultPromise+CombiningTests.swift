@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ResultPromise
 import Testing
 
@@ -190,6 +191,153 @@ struct CombiningTests {
     }
   }
 
+  // MARK: At most n at a time
+
+  /// Makers whose promises settle when the test says, counting how many are pending at once.
+  final class Gate: Sendable {
+    let pending = Counter()
+    let mostPending = Log<Int>()
+    let made = Log<Int>()
+    let promises = Log<ResultPromise<Int, TestError>>()
+
+    func maker(_ index: Int) -> () -> ResultPromise<Int, TestError> {
+      { [self] in
+        made.append(index)
+        pending.increment()
+        mostPending.append(pending.value)
+        let promise = ResultPromise<Int, TestError>()
+        promises.append(promise)
+        return promise.always { _ in self.pending.decrement() }
+      }
+    }
+
+    /// Settles the `index`-th promise made, from another thread, and waits until it has.
+    func settle(_ index: Int, with result: Result<Int, TestError>) {
+      let promise = promises.values[index]
+      let done = DispatchSemaphore(value: 0)
+      Thread {
+        promise.fulfil(with: result)
+        done.signal()
+      }.start()
+      done.wait()
+    }
+  }
+
+  @Test(
+    "all(_:concurrently:) never has more than n pending, keeps the makers' order, and pulls as places free")
+  func atMostNAtATime() {
+    let gate = Gate()
+    let combined = ResultPromise.all((0..<10).map(gate.maker), concurrently: 3)
+    #expect(gate.made.values == [0, 1, 2], "the first three at once, on the calling thread")
+    // Settle out of order; each settlement frees one place.
+    for (step, index) in [2, 0, 1, 4, 3, 5, 8, 6, 7, 9].enumerated() {
+      #expect(gate.promises.count > index, "the settlement before called the next maker")
+      gate.settle(index, with: .success(index * 10))
+      #expect(gate.made.count == min(10, step + 4))
+    }
+    #expect(gate.mostPending.values.max() == 3)
+    #expect(combined.settledResult == .success((0..<10).map { $0 * 10 }))
+  }
+
+  @Test("all(_:concurrently:) ends with the first failure and calls no further maker")
+  func atMostNStopsAtFirstFailure() {
+    let gate = Gate()
+    let combined = ResultPromise.all((0..<10).map(gate.maker), concurrently: 2)
+    gate.settle(1, with: .failure(.other(1)))
+    #expect(combined.settledResult == .failure(.other(1)))
+    gate.settle(0, with: .success(0))
+    #expect(gate.made.values == [0, 1], "no maker after the failure, even when a place frees")
+    // Synchronously failing makers: the pump stops at once.
+    let calls = Counter()
+    let makers = (0..<100).map { index in
+      {
+        calls.increment()
+        return index == 3 ? ResultPromise<Int, TestError>(error: .boom) : ResultPromise(value: index)
+      }
+    }
+    #expect(ResultPromise.all(makers, concurrently: 2).settledResult == .failure(.boom))
+    #expect(calls.value == 4)
+  }
+
+  @Test("all(_:concurrently:) over no makers succeeds at once, and n above the count or below 1 is fine")
+  func atMostNEdges() {
+    typealias Makers = [() -> ResultPromise<Int, TestError>]
+    #expect(ResultPromise.all(Makers(), concurrently: 4).settledResult == .success([]))
+    #expect(
+      ResultPromise.allSettled(Makers(), concurrently: 4).settledResult.map { $0.map(\.count) } == .success(0)
+    )
+    let gate = Gate()
+    let wide = ResultPromise.all((0..<3).map(gate.maker), concurrently: 100)
+    #expect(gate.made.values == [0, 1, 2])
+    for index in 0..<3 { gate.settle(index, with: .success(index)) }
+    #expect(wide.settledResult == .success([0, 1, 2]))
+    let narrow = Gate()
+    let one = ResultPromise.all((0..<3).map(narrow.maker), concurrently: 0)
+    #expect(narrow.made.values == [0], "a limit below 1 counts as 1")
+    for index in 0..<3 {
+      #expect(narrow.promises.count > index, "the settlement before called the next maker")
+      narrow.settle(index, with: .success(index))
+    }
+    #expect(narrow.mostPending.values.max() == 1)
+    #expect(one.settledResult == .success([0, 1, 2]))
+  }
+
+  @Test("a lazy sequence of makers is pulled only as places free")
+  func lazyMakersArePulledLazily() {
+    let gate = Gate()
+    let pulled = Counter()
+    let makers = (0..<1_000).lazy.map { index in
+      pulled.increment()
+      return gate.maker(index)
+    }
+    let combined = ResultPromise.all(makers, concurrently: 2)
+    #expect(pulled.value == 2)
+    gate.settle(0, with: .success(0))
+    #expect(pulled.value == 3)
+    #expect(combined.isPending)
+  }
+
+  @Test("allSettled(_:concurrently:) calls every maker and keeps every outcome, in the makers' order")
+  func allSettledAtMostN() {
+    let gate = Gate()
+    let combined = ResultPromise.allSettled((0..<4).map(gate.maker), concurrently: 2)
+    gate.settle(1, with: .failure(.boom))
+    #expect(gate.promises.count > 2, "the settlement before called the next maker")
+    gate.settle(0, with: .success(0))
+    #expect(gate.promises.count > 3, "the settlement before called the next maker")
+    gate.settle(3, with: .success(3))
+    gate.settle(2, with: .failure(.other(2)))
+    #expect(gate.made.values == [0, 1, 2, 3])
+    #expect(gate.mostPending.values.max() == 2)
+    #expect(
+      combined.settledResult == .success([.success(0), .failure(.boom), .failure(.other(2)), .success(3)]))
+  }
+
+  @Test(
+    "all(_:concurrently:) from many threads at once: exact counts, never more than n pending (200 trials)")
+  func atMostNUnderStress() async {
+    for _ in 0..<200 {
+      let pending = Counter()
+      let most = Log<Int>()
+      let makers = (0..<50).map { index in
+        {
+          pending.increment()
+          most.append(pending.value)
+          return ResultPromise<Int, TestError> { done in
+            DispatchQueue.global().async {
+              pending.decrement()
+              done(.success(index))
+            }
+          }
+        }
+      }
+      let values = await ResultPromise.all(makers, concurrently: 4).result
+      #expect(values == .success(Array(0..<50)))
+      #expect(most.values.max() ?? 0 <= 4)
+      #expect(most.count == 50)
+    }
+  }
+
   struct ZipReleasedInputMarker: Sendable {}
   struct ZipAfterFailureMarker: Sendable {}
 
@@ -239,6 +387,28 @@ extension MillionSteps {
         ResultPromise.all(inputs).onSuccess { sums.append($0.reduce(0, +)) }
         ResultPromise.allSettled(inputs).onSuccess { sums.append($0.count) }
         for (index, input) in inputs.enumerated() { input.succeed(index % 2) }
+      }
+      #expect(sums.values == [count / 2, count])
+    }
+
+    @Test(
+      "all(_:concurrently:) over 1,000,000 makers whose promises settle at once keeps constant stack depth")
+    func millionMakersSettledAtOnce() async {
+      let count = 1_000_000
+      let sums = Log<Int>()
+      await onSmallStack {
+        ResultPromise.all(
+          (0..<count).lazy.map { index in { ResultPromise<Int, TestError>(value: index % 2) } },
+          concurrently: 4
+        )
+        .onSuccess { sums.append($0.reduce(0, +)) }
+        // And inside a callback, where the promises' observers are queued rather than run at once.
+        ResultPromise<Int, TestError>(value: 0).await { _ in
+          ResultPromise.allSettled(
+            (0..<count).lazy.map { index in { ResultPromise<Int, TestError>(value: index) } }, concurrently: 4
+          )
+          .onSuccess { sums.append($0.count) }
+        }
       }
       #expect(sums.values == [count / 2, count])
     }

@@ -306,3 +306,20 @@ extension MillionSteps {
     }
   }
 }
+
+extension MainActorPromiseTests {
+  @Test("settledResult on the view is exact for a non-Sendable value while its hop to the main actor waits")
+  func settledResultOnTheView() async {
+    let fulfils = Log<@Sendable (sending Result<Model, TestError>) -> Void>()
+    let view = ResultPromise<Model, TestError> { done in fulfils.append(done) }.onMainActor
+    var delivered: [String] = []
+    view.map(\.name).await { delivered.append((try? $0.get()) ?? "failed") }
+    #expect(view.settledResult == nil)
+    onOtherThreadBlocking { fulfils.values.first?(.success(Model(name: "ada"))) }
+    // The view's closure has not run (its hop waits for this main-actor code), but the outcome is there.
+    #expect(delivered.isEmpty)
+    #expect(view.settledResult.map { (try? $0.get().name) ?? "failed" } == "ada")
+    await waitOnMainActor { !delivered.isEmpty }
+    #expect(delivered == ["ada"])
+  }
+}

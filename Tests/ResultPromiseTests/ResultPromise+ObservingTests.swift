@@ -1,3 +1,4 @@
+import Foundation
 import ResultPromise
 import Testing
 
@@ -81,5 +82,64 @@ struct ObservingTests {
     promise.onSuccess { _ in ranOn.append(currentThreadID()) }
     _ = promise.always { _ in ranOn.append(currentThreadID()) }
     #expect(ranOn.values == [currentThreadID(), currentThreadID()])
+  }
+
+  // MARK: settledResult
+
+  @Test("settledResult is nil while pending and the outcome once settled, either way")
+  func settledResultBeforeAndAfter() {
+    let promise = ResultPromise<Int, TestError>()
+    #expect(promise.settledResult == nil)
+    promise.succeed(4)
+    #expect(promise.settledResult == .success(4))
+    #expect(ResultPromise<Int, TestError>(error: .boom).settledResult == .failure(.boom))
+    promise.succeed(5)
+    #expect(promise.settledResult == .success(4), "a later fulfil changes nothing")
+  }
+
+  @Test("settledResult sees the outcome while a delivery is still under way on another thread")
+  func settledResultDuringDelivery() {
+    let promise = ResultPromise<Int, TestError>()
+    let observerRunning = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let delivered = DispatchSemaphore(value: 0)
+    promise.await { _ in
+      observerRunning.signal()
+      release.wait()  // the delivery stays under way until the test has read
+    }
+    Thread {
+      promise.succeed(7)
+      delivered.signal()
+    }.start()
+    observerRunning.wait()
+    #expect(promise.settledResult == .success(7))
+    release.signal()
+    delivered.wait()
+    #expect(promise.settledResult == .success(7))
+  }
+
+  @Test("settledResult is never stale once fulfil has returned on another thread (2,000 trials)")
+  func settledResultNeverStale() {
+    let stale = Counter()
+    let wrong = Counter()
+    for trial in 0..<2_000 {
+      let promise = ResultPromise<Int, TestError>()
+      let settled = DispatchSemaphore(value: 0)
+      let done = DispatchSemaphore(value: 0)
+      Thread {
+        // Racing reads while the other thread settles: each is nil or the outcome, nothing else.
+        for _ in 0..<20 where promise.settledResult.map({ $0 != .success(trial) }) == true {
+          wrong.increment()
+        }
+        settled.wait()
+        if promise.settledResult != .success(trial) { stale.increment() }
+        done.signal()
+      }.start()
+      promise.succeed(trial)
+      settled.signal()
+      done.wait()
+    }
+    #expect(stale.value == 0)
+    #expect(wrong.value == 0)
   }
 }

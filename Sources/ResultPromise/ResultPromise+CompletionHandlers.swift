@@ -1,0 +1,102 @@
+// Completion handlers in the shapes older SDKs use: `(Value?, Error?)`, `(Value, Error?)` and `(Error?)`.
+//
+// Each initialiser — `ResultPromise { done in api.call(completion: done) } mapError: { … }` — hands `start`
+// a completion function of that shape, turns what it is called with into a
+// `Result`, and settles the promise as `init(_ start:)` does. The error reaches the promise through
+// `mapError`, the caller's mapping from `any Error` to the promise's `Failure` (with `Failure == any Error`,
+// `{ $0 }`). A `(Value?, Error?)` handler called with neither a value nor an error breaks its own
+// convention; its `mapError` then receives `nil` and says what that means.
+//
+// This file needs only the core file, `ResultPromise.swift`, beside it.
+
+nonisolated extension ResultPromise where Success: Sendable {
+  /// Wraps a completion-handler API that calls back with `(Value?, Error?)`: an error fails the promise,
+  /// otherwise the value fulfils it.
+  ///
+  /// ```swift
+  /// let placemarks = ResultPromise { done in
+  ///     geocoder.geocodeAddressString(address, completionHandler: done)
+  /// } mapError: { error in
+  ///     error.map(AppError.geocoding) ?? .notFound   // nil: neither placemarks nor an error
+  /// }
+  /// ```
+  ///
+  /// A call with an error fails the promise with `mapError(error)`, whatever the value; a call with a value
+  /// and no error succeeds with the value; a call with neither fails it with `mapError(nil)`. Otherwise as
+  /// ``init(_:file:line:)-815ew``: `start` runs at once, the completion may be called on any thread, only its
+  /// first call counts, and one released uncalled while the promise is pending is reported.
+  /// (A `mapError` that takes a non-optional error picks the `(Value, Error?)` form instead, whose success is
+  /// then the optional value itself.)
+  /// - Parameters:
+  ///   - start: Starts the work and hands `completion` to it.
+  ///   - mapError: Turns the handler's error into the promise's `Failure`; `nil` when the handler was called
+  ///     with neither a value nor an error.
+  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
+  @inlinable public convenience init(
+    _ start: (_ completion: @escaping @Sendable (Success?, (any Error)?) -> Void) -> Void,
+    mapError: @escaping @Sendable ((any Error)?) -> Failure,
+    file: StaticString = #fileID, line: UInt = #line
+  ) {
+    self.init(
+      { fulfil in
+        start { value, error in
+          if error == nil, let value { return fulfil(.success(value)) }
+          fulfil(.failure(mapError(error)))
+        }
+      }, file: file, line: line)
+  }
+
+  /// Wraps a completion-handler API that calls back with `(Value, Error?)`: an error fails the promise,
+  /// otherwise the value fulfils it.
+  ///
+  /// ```swift
+  /// let granted = ResultPromise { done in
+  ///     notificationCenter.requestAuthorization(options: [.alert], completionHandler: done)
+  /// } mapError: { AppError.notifications($0) }
+  /// ```
+  ///
+  /// A call with an error fails the promise with `mapError(error)` and ignores the value. Otherwise as
+  /// ``init(_:file:line:)-815ew``.
+  /// - Parameters:
+  ///   - start: Starts the work and hands `completion` to it.
+  ///   - mapError: Turns the handler's error into the promise's `Failure`.
+  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
+  @inlinable public convenience init(
+    _ start: (_ completion: @escaping @Sendable (Success, (any Error)?) -> Void) -> Void,
+    mapError: @escaping @Sendable (any Error) -> Failure,
+    file: StaticString = #fileID, line: UInt = #line
+  ) {
+    self.init(
+      { fulfil in start { value, error in fulfil(error.map { .failure(mapError($0)) } ?? .success(value)) } },
+      file: file, line: line)
+  }
+}
+
+nonisolated extension ResultPromise where Success == Void {
+  /// Wraps a completion-handler API that calls back with `(Error?)` alone: an error fails the promise,
+  /// `nil` fulfils it.
+  ///
+  /// ```swift
+  /// let scheduled = ResultPromise { done in
+  ///     notificationCenter.add(request, withCompletionHandler: done)
+  /// } mapError: { AppError.notifications($0) }
+  /// ```
+  ///
+  /// Otherwise as ``init(_:file:line:)-815ew``.
+  /// - Parameters:
+  ///   - start: Starts the work and hands `completion` to it.
+  ///   - mapError: Turns the handler's error into the promise's `Failure`.
+  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
+  @inlinable public convenience init(
+    _ start: (_ completion: @escaping @Sendable ((any Error)?) -> Void) -> Void,
+    mapError: @escaping @Sendable (any Error) -> Failure,
+    file: StaticString = #fileID, line: UInt = #line
+  ) {
+    self.init(
+      { fulfil in start { error in fulfil(error.map { .failure(mapError($0)) } ?? .success(())) } },
+      file: file, line: line)
+  }
+}
