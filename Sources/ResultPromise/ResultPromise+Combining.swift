@@ -3,6 +3,10 @@
 // Each combinator registers one observer per input and keeps its results in input order, whatever
 // order the inputs settle in. Inputs that settle inside each other's observers are delivered through
 // the per-thread queue like any other observer, so a million inputs settle in constant stack depth.
+// `all(_:concurrently:)` and `allSettled(_:concurrently:)` take makers instead, and call them a few at a
+// time (`_Pump`).
+//
+// This file needs only the core file, `ResultPromise.swift`, beside it.
 
 /// The failure of ``ResultPromise/any(_:)`` when every input fails: all their errors, in input order.
 ///

@@ -1,4 +1,6 @@
 // Scheduling: choosing the queue that observers run on.
+//
+// This file needs only the core file, `ResultPromise.swift`, beside it.
 
 import Dispatch
 
