@@ -130,13 +130,13 @@ struct CompletionHandlersTests {
       mapped($0)
     }
     #expect(twice.settledResult == .success(1))
-    struct CompletionDroppedMarker: Sendable {}
-    let waiting = ResultPromise<CompletionDroppedMarker, AppError> {
-      (_: @escaping @Sendable (CompletionDroppedMarker, (any Error)?) -> Void) in
+    struct UnansweredHandlerSentinel: Sendable {}
+    let waiting = ResultPromise<UnansweredHandlerSentinel, AppError> {
+      (_: @escaping @Sendable (UnansweredHandlerSentinel, (any Error)?) -> Void) in
     } mapError: {
       mapped($0)
     }
     waiting.await { _ in }
-    #expect(BrokenPromiseReports.mentioning("CompletionDroppedMarker").values.reduce(0, +) == 1)
+    #expect(BrokenPromiseReports.mentioning("UnansweredHandlerSentinel").values.reduce(0, +) == 1)
   }
 }
