@@ -137,7 +137,9 @@ nonisolated extension ResultPromise {
   ///
   /// The first makers are called at once, on the calling thread, until `limit` promises are pending; each
   /// time one settles, the next maker is called on the thread that settled it. The sequence is handed over
-  /// (`sending`): it is used from those threads, one at a time, and no longer by the caller. A lazy sequence is pulled
+  /// (`sending`): it is used from those threads, one at a time, and no longer by the caller. So makers must
+  /// not touch main-actor state — in main-actor code, the compiler says "sending value … risks causing data
+  /// races" for makers that call the view model; capture what they need (`let api = self.api`) instead. A lazy sequence is pulled
   /// only as places come free, so makers can be made as they are needed:
   /// `(1...pages).lazy.map { page in { fetch(page) } }`. Once a failure has come in, no maker is called
   /// again (one whose turn began on another thread just before may still be); promises already pending run
