@@ -138,8 +138,8 @@ nonisolated extension ResultPromise {
   /// The first makers are called at once, on the calling thread, until `limit` promises are pending; each
   /// time one settles, the next maker is called on the thread that settled it. The sequence is handed over
   /// (`sending`): it is used from those threads, one at a time, and no longer by the caller. So makers must
-  /// not touch main-actor state — in main-actor code, the compiler says "sending value … risks causing data
-  /// races" for makers that call the view model; capture what they need (`let api = self.api`) instead. A lazy sequence is pulled
+  /// not touch main-actor state; in main-actor code, write them as `@Sendable` closures (an overload below
+  /// takes those) that call nonisolated code. A lazy sequence is pulled
   /// only as places come free, so makers can be made as they are needed:
   /// `(1...pages).lazy.map { page in { fetch(page) } }`. Once a failure has come in, no maker is called
   /// again (one whose turn began on another thread just before may still be); promises already pending run
@@ -165,7 +165,7 @@ nonisolated extension ResultPromise {
   ///     .onSuccess { outcomes in report(outcomes) }
   /// ```
   ///
-  /// As ``all(_:concurrently:)``, except that a failure does not end it: every maker is called.
+  /// As `all(_:concurrently:)`, except that a failure does not end it: every maker is called.
   /// - Parameters:
   ///   - makers: Closures that each start one piece of work and return its promise.
   ///   - limit: The most promises pending at once; below 1 counts as 1.
@@ -176,6 +176,45 @@ nonisolated extension ResultPromise {
   ) -> ResultPromise<[Result<Success, Failure>], Never>
   where Makers.Element == () -> ResultPromise<Success, Failure> {
     _Pump(makers, limit: limit, decidedEarly: { _ in nil }, decided: { .success($0) }).start()
+  }
+
+  /// As the `all(_:concurrently:)` above, for makers that are `@Sendable` closures — as closures
+  /// written in main-actor code must be, so that they do not belong to the main actor.
+  ///
+  /// ```swift
+  /// @MainActor func syncAll() {
+  ///     let api = self.api   // a Sendable service whose methods are nonisolated
+  ///     ResultPromise.all(ids.map { id in { @Sendable in api.load(id) } }, concurrently: 4)
+  ///         .onMainActor.await { result in self.show(result) }
+  /// }
+  /// ```
+  /// - Parameters:
+  ///   - makers: Closures that each start one piece of work and return its promise.
+  ///   - limit: The most promises pending at once; below 1 counts as 1.
+  /// - Returns: A promise of all values in the makers' order, or of the first failure.
+  @inlinable
+  public static func all<Makers: Sequence>(
+    _ makers: sending Makers, concurrently limit: Int
+  ) -> ResultPromise<[Success], Failure>
+  where Makers.Element == @Sendable () -> ResultPromise<Success, Failure> {
+    all(makers.lazy.map { make in { make() } }, concurrently: limit)
+  }
+
+  /// As the `allSettled(_:concurrently:)` above, for makers that are `@Sendable` closures.
+  ///
+  /// ```swift
+  /// ResultPromise.allSettled(ids.map { id in { @Sendable in api.load(id) } }, concurrently: 2)
+  /// ```
+  /// - Parameters:
+  ///   - makers: Closures that each start one piece of work and return its promise.
+  ///   - limit: The most promises pending at once; below 1 counts as 1.
+  /// - Returns: A promise of every outcome, in the makers' order.
+  @inlinable
+  public static func allSettled<Makers: Sequence>(
+    _ makers: sending Makers, concurrently limit: Int
+  ) -> ResultPromise<[Result<Success, Failure>], Never>
+  where Makers.Element == @Sendable () -> ResultPromise<Success, Failure> {
+    allSettled(makers.lazy.map { make in { make() } }, concurrently: limit)
   }
 
   /// `all`'s early decision: the first failure.

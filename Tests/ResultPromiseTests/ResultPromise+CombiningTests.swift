@@ -297,6 +297,31 @@ struct CombiningTests {
     #expect(combined.isPending)
   }
 
+  @Test("@Sendable makers, as main-actor code writes them, run through the same pump")
+  @MainActor func sendableMakersFromTheMainActor() async {
+    let pending = Counter()
+    let most = Log<Int>()
+    let makers = (0..<6).map { index in
+      { @Sendable in
+        pending.increment()
+        most.append(pending.value)
+        return ResultPromise<Int, TestError> { done in
+          DispatchQueue.global().async {
+            pending.decrement()
+            done(index == 4 ? .failure(.boom) : .success(index))
+          }
+        }
+      }
+    }
+    let outcomes = await ResultPromise.allSettled(makers, concurrently: 2).result
+    #expect(outcomes.map { $0.map { try? $0.get() } } == .success([0, 1, 2, 3, nil, 5]))
+    #expect(most.values.max() ?? 0 <= 2)
+    let values = await ResultPromise.all(
+      (0..<3).map { index in { @Sendable in ResultPromise<Int, TestError>(value: index) } }, concurrently: 2
+    ).result
+    #expect(values == .success([0, 1, 2]))
+  }
+
   @Test("allSettled(_:concurrently:) calls every maker and keeps every outcome, in the makers' order")
   func allSettledAtMostN() {
     let gate = Gate()
