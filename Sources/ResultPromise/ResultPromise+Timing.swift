@@ -13,15 +13,16 @@
 // one of three ways: the deadline comes (it fires); its own task is cancelled (it does nothing); or the
 // clock fails for any other reason (it fires, as if the deadline had come: nothing waits forever on a
 // broken clock). A deadline further away than `_Timer.longestWait` (2^40 seconds, about 35,000 years)
-// means "never": the timer then waits only to be cancelled, since clocks trap on deadlines they cannot
-// represent (`ContinuousClock` does from about 2^63 seconds).
+// means "never": the timer then waits only to be cancelled, on no clock at all, since clocks trap on
+// deadlines they cannot represent (`ContinuousClock` does from about 2^63 seconds).
 //
 // `timeout` decides its outcome once: the source's result and the timer race to claim it
 // (`_TimeoutTarget`), and only the timer that wins evaluates `failure`.
 //
-// This file needs the core file and `ResultPromise+MainActor.swift` beside it (for
-// `MainActorPromise.timeout`). Its operators need `Clock` and `Duration`: iOS 16, macOS 13, tvOS 16 or
-// watchOS 9 (any visionOS); the rest of the library needs only iOS 13, macOS 10.15, tvOS 13 or watchOS 6.
+// This file needs the core file, `ResultPromise+MainActor.swift` (for `MainActorPromise.timeout`) and
+// `ResultPromise+Concurrency.swift` (a timer that never fires waits there to be cancelled) beside it. Its
+// operators need `Clock` and `Duration`: iOS 16, macOS 13, tvOS 16 or watchOS 9 (any visionOS); the rest of
+// the library needs only iOS 13, macOS 10.15, tvOS 13 or watchOS 6.
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 nonisolated extension ResultPromise where Success: Sendable {
@@ -232,7 +233,7 @@ nonisolated extension ResultPromise {
       if let deadline {
         try await clock.sleep(until: deadline, tolerance: nil)
       } else {
-        while true { try await Task.sleep(for: _Timer.longestWait) }  // never: until cancelled
+        return await _Timer.untilCancelled()  // never fires
       }
     } catch {
       if Task.isCancelled { return }  // the outcome was decided first
@@ -247,4 +248,10 @@ nonisolated extension ResultPromise {
   /// The longest wait a timer measures; a longer one means never. Far beyond any real wait, and far
   /// within what clocks represent.
   @inlinable static var longestWait: Duration { .seconds(1 << 40) }
+
+  /// Suspends until the current task is cancelled. No clock is asked to sleep meanwhile, so nothing is
+  /// left scheduled once it has been (a cancelled `Task.sleep` leaves its job queued until its deadline).
+  @usableFromInline static func untilCancelled() async {
+    _ = await _AbandonableWait<Never>().value()
+  }
 }

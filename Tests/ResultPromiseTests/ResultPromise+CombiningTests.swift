@@ -295,6 +295,11 @@ struct CombiningTests {
     gate.settle(0, with: .success(0))
     #expect(pulled.value == 3)
     #expect(combined.isPending)
+    // End it, and settle what is still pending, so that nothing is left waiting (the gate holds them).
+    gate.settle(1, with: .failure(.boom))
+    #expect(combined.settledResult == .failure(.boom))
+    gate.settle(2, with: .success(2))
+    #expect(pulled.value == 3, "nothing is pulled after the failure")
   }
 
   @Test("@Sendable makers, as main-actor code writes them, run through the same pump")
