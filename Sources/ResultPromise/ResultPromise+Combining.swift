@@ -6,7 +6,12 @@
 // `all(_:concurrently:)` and `allSettled(_:concurrently:)` take makers instead, and call them a few at a
 // time (`_Pump`).
 //
-// This file needs only the core file, `ResultPromise.swift`, beside it.
+// A combinator's result is a dependent of every input (see `cancel()`): cancelling it reaches them all,
+// and once it has settled it lets go of those still pending — `race` its losers, `any` the rest after the
+// first success, `all` and `zip` the rest after the first failure — each stopped only if nothing else
+// wants it.
+//
+// This file needs the core file and `ResultPromise+Cancellation.swift` (with what that needs) beside it.
 
 /// The failure of ``ResultPromise/any(_:)`` when every input fails: all their errors, in input order.
 ///
@@ -45,7 +50,9 @@ nonisolated extension ResultPromise {
   /// ```
   ///
   /// An empty collection succeeds at once with `[]`. Settles on the thread that settles the deciding
-  /// input. Like `Promise.all` in JavaScript and `EventLoopFuture.whenAllSucceed` in swift-nio.
+  /// input. After a failure it lets the other inputs go: those that nothing else wants are asked to stop
+  /// (see ``cancel()``). Like `Promise.all` in JavaScript and `EventLoopFuture.whenAllSucceed` in
+  /// swift-nio.
   /// - Parameter promises: The inputs.
   /// - Returns: A promise of all values in input order, or of the first failure.
   @inlinable
@@ -64,7 +71,8 @@ nonisolated extension ResultPromise {
   /// }
   /// ```
   ///
-  /// An empty collection succeeds at once with `[]`. Like `Promise.allSettled` in JavaScript.
+  /// An empty collection succeeds at once with `[]`. It never lets an input go early; a request on the
+  /// returned promise reaches every input. Like `Promise.allSettled` in JavaScript.
   /// - Parameter promises: The inputs.
   /// - Returns: A promise of every input's result, in input order.
   @inlinable
@@ -82,8 +90,9 @@ nonisolated extension ResultPromise {
   ///     .onFailure { aggregate in print(aggregate.errors) }
   /// ```
   ///
-  /// An empty collection fails at once with an empty ``AggregateError``. Like `Promise.any` in
-  /// JavaScript.
+  /// An empty collection fails at once with an empty ``AggregateError``. After the first success it lets
+  /// the other inputs go: those that nothing else wants are asked to stop (see ``cancel()``). Like
+  /// `Promise.any` in JavaScript.
   /// - Parameter promises: The inputs.
   /// - Returns: A promise of the first success, or of every failure in input order.
   @inlinable
@@ -114,14 +123,16 @@ nonisolated extension ResultPromise {
   ///
   /// **An empty collection gives a promise that never settles**, as `Promise.race([])` does in
   /// JavaScript: there is no first input. Check for emptiness first if that can happen.
-  /// Later inputs' results are ignored.
+  /// Later inputs' results are ignored: once it has settled, it lets the losers go, and those that
+  /// nothing else wants are asked to stop (see ``cancel()``).
   /// - Parameter promises: The inputs.
   /// - Returns: A promise that settles like the first input to settle.
   @inlinable
   public static func race(
     _ promises: some Collection<ResultPromise<Success, Failure>>
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>._pending()
+    let next = ResultPromise<Success, Failure>(
+      _pending: _Cancellation.combining(promises.lazy.map { $0._extras }))
     for promise in promises { promise._await { next.fulfil(with: $0) } }
     return next
   }
@@ -146,6 +157,11 @@ nonisolated extension ResultPromise {
   /// on, and their results are ignored. An empty sequence succeeds at once
   /// with `[]`. A `limit` below 1 counts as 1. Promises that settle at once (a cache hit) do not deepen the
   /// stack, however many there are. Like PromiseKit's `when(fulfilled:concurrently:)`.
+  ///
+  /// The returned promise can always be cancelled (see ``cancel()``): a request reaches the promises
+  /// pending now, and each promise made after it hears it as soon as it is made — so the work the makers
+  /// start is stopped as it starts, until a failure it reports ends the whole. Once the returned promise
+  /// has settled, it lets go of the promises still pending.
   /// - Parameters:
   ///   - makers: Closures that each start one piece of work and return its promise.
   ///   - limit: The most promises pending at once.
@@ -235,7 +251,8 @@ nonisolated extension ResultPromise {
     decidedEarly: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?,
     decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   ) -> ResultPromise<NewSuccess, NewFailure> {
-    let next = ResultPromise<NewSuccess, NewFailure>._pending()
+    let next = ResultPromise<NewSuccess, NewFailure>(
+      _pending: _Cancellation.combining(promises.lazy.map { $0._extras }))
     guard !promises.isEmpty else {
       next.fulfil(with: decided([]))
       return next
@@ -260,7 +277,8 @@ nonisolated extension ResultPromise where Success == Never {
   ///     .onSuccess { user, avatar, settings in show(user, avatar, settings) }
   /// ```
   ///
-  /// With no arguments it succeeds at once with `()`. (`zip` lives where `Success == Never` so that
+  /// With no arguments it succeeds at once with `()`. After a failure it lets the other inputs go (see
+  /// ``cancel()``). (`zip` lives where `Success == Never` so that
   /// `ResultPromise.zip(…)` needs no generic arguments, as `Task.sleep` lives on `Task<Never, Never>`.)
   /// - Parameter promise: The inputs, all with the same `Failure`.
   /// - Returns: A promise of the tuple of values, or of the first failure.
@@ -268,7 +286,9 @@ nonisolated extension ResultPromise where Success == Never {
   public static func zip<each Value>(
     _ promise: repeat ResultPromise<each Value, Failure>
   ) -> ResultPromise<(repeat each Value), Failure> {
-    let next = ResultPromise<(repeat each Value), Failure>._pending()
+    var inputs: [_Extras?] = []
+    for input in repeat each promise { inputs.append(input._extras) }
+    let next = ResultPromise<(repeat each Value), Failure>(_pending: _Cancellation.combining(inputs))
     // Each input's value goes to a slot of its own: the observers hold the slots, never the inputs, so
     // an input nobody else holds is released (and reported, if user-made) while the others wait.
     let slots = (repeat _Slot<each Value>())
@@ -352,7 +372,9 @@ final nonisolated class _Pump<Makers: Sequence, Success, Failure: Error, NewSucc
 where Makers.Element == () -> ResultPromise<Success, Failure> {
   @usableFromInline var iterator: Makers.Iterator
   @usableFromInline let limit: Int
-  @usableFromInline let next = ResultPromise<NewSuccess, NewFailure>._pending()
+  /// The combined promise's record, always there: a request stops the pump's work, pending and to come.
+  @usableFromInline let record = _Cancellation()
+  @usableFromInline let next: ResultPromise<NewSuccess, NewFailure>
   @usableFromInline let decidedEarly: (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?
   @usableFromInline let decided: ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   // `@exclusivity(unchecked)`: accessed only under the lock, never in overlapping accesses.
@@ -368,6 +390,7 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
     decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   ) {
     (iterator, self.limit) = (makers.makeIterator(), Swift.max(1, limit))
+    next = ResultPromise(_pending: record)
     (self.decidedEarly, self.decided) = (decidedEarly, decided)
   }
 
@@ -405,7 +428,9 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
         if let outcome { next.fulfil(with: outcome) }
         return
       }
-      make()._await { result in self.settle(result, at: index) }
+      let promise = make()
+      record.include(promise._extras)  // let go at once if the combined promise was cancelled
+      promise._await { result in self.settle(result, at: index) }
     }
   }
 

@@ -12,9 +12,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// let user = try await load(id).value   // throws(StoreError)
   /// ```
   ///
-  /// **Cancellation:** awaiting does not end early when the awaiting task is cancelled; it resumes when
-  /// the promise settles, as `Task.value` does. The promise's typed `Failure` has no room for a
-  /// `CancellationError`, and the work behind the promise is not the task's to cancel. To stop waiting
+  /// **Cancellation:** the awaiting task is a dependent of the promise (see ``cancel()``). If the task is
+  /// cancelled, it lets the promise go: when nothing else wants a promise that can be cancelled, the
+  /// request reaches its work, which reports how it ended in its own `Failure` — and that is what this
+  /// throws. The wait still ends only when the promise settles: a promise that cannot be cancelled, or
+  /// that something else still wants, is awaited to its end, as `Task.value` is. To stop waiting at once
   /// when the task is cancelled, use ``valueAbandoningOnCancel()``; to bound the wait, await
   /// `promise.timeout(_:failure:clock:).value`. Any number of tasks may await one promise; each resumes
   /// exactly once.
@@ -31,14 +33,17 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// }
   /// ```
   ///
-  /// **Cancellation:** awaiting does not end early when the awaiting task is cancelled; it resumes when
-  /// the promise settles, as `Task.value` does. To stop waiting when the task is cancelled, use
-  /// ``resultAbandoningOnCancel()``; to bound the wait, ``timeout(_:failure:clock:)``. Any number of tasks may
-  /// await one promise; each resumes exactly once.
+  /// **Cancellation:** as for ``value``: a cancelled awaiting task lets the promise go, so the work behind
+  /// a promise nothing else wants is asked to stop; the wait ends when the promise settles, with the
+  /// outcome the work reports. To stop waiting at once, use ``resultAbandoningOnCancel()``; to bound the
+  /// wait, ``timeout(_:failure:clock:)``. Any number of tasks may await one promise; each resumes exactly
+  /// once.
   @inlinable public var result: Result<Success, Failure> {
     get async {
-      await withCheckedContinuation { continuation in
-        self.await { continuation.resume(returning: $0) }
+      await _lettingGoOnCancel(_extras) {
+        await withCheckedContinuation { continuation in
+          self.await { continuation.resume(returning: $0) }
+        }
       }
     }
   }
@@ -52,8 +57,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// profile.onSuccess { show($0) }
   /// ```
   ///
-  /// The promise settles on the thread the task finishes on. The task is not cancelled if the promise
-  /// is released; it holds the promise until it finishes.
+  /// The promise settles on the thread the task finishes on. ``cancel()`` — on this promise, or reaching
+  /// it from one made from it — cancels the task: `operation` sees `Task.isCancelled` (and
+  /// `Task.sleep` throws), and reports its own `Failure` or finishes. The task is not cancelled if the
+  /// promise is released; it holds the promise until it finishes.
   /// - Parameters:
   ///   - priority: The task's priority; `nil` for the default.
   ///   - operation: The async work; its value or thrown error settles the promise.
@@ -62,14 +69,16 @@ nonisolated extension ResultPromise where Success: Sendable {
     priority: TaskPriority? = nil,
     operation: @escaping @Sendable () async throws(Failure) -> Success
   ) {
-    self.init(_pendingOn: nil)
-    Task(priority: priority) {
+    let record = _Cancellation()
+    self.init(_pending: record)
+    let task = Task(priority: priority) {
       do throws(Failure) {
         self.fulfil(with: .success(try await operation()))
       } catch {
         self.fulfil(with: .failure(error))
       }
     }
+    record.onCancel { task.cancel() }
   }
 }
 
@@ -82,23 +91,24 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///         let result = try await store.load(id).resultAbandoningOnCancel()
   ///         show(result)
   ///     } catch {
-  ///         // the view went away before the result came; the load goes on for its other observers
+  ///         // the view went away before the result came (the load stops, unless others want it)
   ///     }
   /// }
   /// ```
   ///
   /// If the awaiting task is cancelled before the promise settles — or was cancelled before this call
   /// — this returns at once by throwing `CancellationError`. Otherwise it returns like ``result``.
-  /// Cancellation only ends this wait: it never settles or changes the promise, which goes on for its
-  /// other observers and waiters, and the task is resumed exactly once, also when cancellation and
-  /// settlement race. After it returns, nothing of the task is kept; the promise keeps a small
-  /// observer until it settles or is released.
+  /// The task is resumed exactly once, also when cancellation and settlement race. Cancelling it also
+  /// lets the promise go, as for ``value``: if nothing else wants a promise that can be cancelled, its
+  /// work is asked to stop (the `CancellationError` has been thrown by then, whatever the work reports).
+  /// This wait never settles the promise itself. After it returns, nothing of the task is kept; the
+  /// promise keeps a small observer until it settles or is released.
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
   public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
     let wait = _AbandonableWait<Result<Success, Failure>>()
     self.await { wait.finish($0) }
-    guard let result = await wait.value() else { throw CancellationError() }
+    guard let result = await wait.value(lettingGo: _extras) else { throw CancellationError() }
     return result
   }
 
@@ -133,13 +143,15 @@ extension MainActorPromise {
   /// ```
   ///
   /// As ``ResultPromise/resultAbandoningOnCancel()``: if the task is cancelled before the promise settles
-  /// (or was before the call), this throws `CancellationError` at once, leaving the promise untouched.
+  /// (or was before the call), this throws `CancellationError` at once, and lets the promise go.
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
   public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
     let wait = _AbandonableWait<_MainActorResult<Success, Failure>>()
     _observe { wait.finish(_MainActorResult($0)) }
-    guard let delivered = await wait.value() else { throw CancellationError() }
+    guard let delivered = await wait.value(lettingGo: promise._extras) else {
+      throw CancellationError()
+    }
     return delivered.result
   }
 
@@ -170,9 +182,12 @@ final nonisolated class _AbandonableWait<Value: Sendable>: @unchecked Sendable {
   }
   private var state = State.waiting
 
-  /// Suspends until `finish` is called (at once, if it already was); `nil` means cancelled.
-  func value() async -> Value? {
-    await withTaskCancellationHandler {
+  /// Suspends until `finish` is called (at once, if it already was); `nil` means cancelled. Meanwhile it
+  /// is a dependent of the promise whose extras are `extras`, and lets it go when cancelled — after it has
+  /// ended the wait, so that an outcome the request brings about does not take its place.
+  func value(lettingGo extras: _Extras? = nil) async -> Value? {
+    let waiter = extras?.dependent(on: nil)
+    return await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
         let early: Value?? = _Lock(for: self).withLock {
           guard case .finished(let value) = state else {
@@ -186,6 +201,7 @@ final nonisolated class _AbandonableWait<Value: Sendable>: @unchecked Sendable {
       }
     } onCancel: {
       finish(nil)
+      waiter?.settled()
     }
   }
 
@@ -214,7 +230,7 @@ nonisolated extension ResultPromise where Success: Sendable, Failure == Never {
   /// let tick = await ResultPromise<String, Never>.after(.seconds(1), value: "tick").value
   /// ```
   ///
-  /// Cancellation of the awaiting task does not end the wait early; see ``ResultPromise/result``.
+  /// A cancelled awaiting task lets the promise go, and waits for its outcome; see ``ResultPromise/result``.
   @inlinable public var value: Success {
     get async { await result.get() }
   }

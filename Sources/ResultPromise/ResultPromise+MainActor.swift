@@ -12,6 +12,11 @@
 // they never overtake it (`_WaitingHops`). On the main queue a hop joins the thread's queue of work,
 // like any delivery. The value never needs to be `Sendable`: the other observers that could see it run
 // on the main actor too, since the plain operations that hand out the value require `Sendable`.
+//
+// Cancellation: the view's steps, and tasks awaiting its `value` or `result`, are dependents of the
+// underlying promise like any other (`cancel()` and `MainActorPromise.cancel()` live in
+// `ResultPromise+Cancellation.swift`; this file only makes its promises from the core's hooks).
+//
 // This file needs only the core file, `ResultPromise.swift`, beside it.
 
 import Dispatch
@@ -338,12 +343,15 @@ extension MainActorPromise {
   /// }
   /// ```
   ///
-  /// Cancelling the awaiting task does not end the wait; it resumes when the promise settles. To stop
-  /// waiting when the task is cancelled, use ``resultAbandoningOnCancel()``.
+  /// A cancelled awaiting task lets the promise go, as ``ResultPromise/result`` does (the work of a
+  /// promise nothing else wants is asked to stop), and resumes when the promise settles. To stop waiting
+  /// at once when the task is cancelled, use ``resultAbandoningOnCancel()``.
   public var result: Result<Success, Failure> {
     get async {
-      await withCheckedContinuation { continuation in
-        _observe { continuation.resume(returning: _MainActorResult($0)) }
+      await _lettingGoOnCancel(promise._extras) {
+        await withCheckedContinuation { continuation in
+          _observe { continuation.resume(returning: _MainActorResult($0)) }
+        }
       }.result
     }
   }
@@ -354,7 +362,7 @@ extension MainActorPromise {
   /// let band = try await store.band(id).onMainActor.value
   /// ```
   ///
-  /// Cancelling the awaiting task does not end the wait; it resumes when the promise settles.
+  /// A cancelled awaiting task lets the promise go, and resumes when the promise settles.
   public var value: Success {
     get async throws(Failure) { try await result.get() }
   }
@@ -379,7 +387,7 @@ extension MainActorPromise {
   @inlinable func _chain<NewSuccess, NewFailure>(
     _ step: @escaping @MainActor (Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> MainActorPromise<NewSuccess, NewFailure> {
-    let next = ResultPromise<NewSuccess, NewFailure>._pending()
+    let next = ResultPromise<NewSuccess, NewFailure>(_pending: promise._extras?.dependent(on: nil))
     _observe { step($0, next) }
     return MainActorPromise<NewSuccess, NewFailure>(next)
   }
@@ -394,6 +402,17 @@ nonisolated extension MainActorPromise where Failure == Never {
   @MainActor public var value: Success {
     get async { await result.get() }
   }
+}
+
+/// Runs `wait` as a dependent of the promise whose extras are `extras`: if the task is cancelled, it lets
+/// the promise go (if nothing else wants it, a request reaches its work). Does nothing more for a promise
+/// that cannot be cancelled.
+@inlinable func _lettingGoOnCancel<T: Sendable>(
+  _ extras: _Extras?, isolation: isolated (any Actor)? = #isolation, _ wait: () async -> T
+) async -> T {
+  guard let waiter = extras?.dependent(on: nil) else { return await wait() }
+  return await withTaskCancellationHandler(
+    operation: wait, onCancel: { waiter.settled() }, isolation: isolation)
 }
 
 // MARK: - Hops to the main queue (internal)

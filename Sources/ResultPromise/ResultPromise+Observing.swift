@@ -81,3 +81,16 @@ nonisolated extension ResultPromise {
     return self
   }
 }
+
+nonisolated extension ResultPromise where Success == Void {
+  /// Settles a `Void` promise with a success, unless it is already settled.
+  ///
+  /// ```swift
+  /// let saved = ResultPromise<Void, StoreError>()
+  /// saved.succeed()
+  /// ```
+  /// - Returns: `true` if this call settled the promise, `false` if it was already settled.
+  @inlinable @discardableResult public func succeed() -> Bool {
+    fulfil(with: .success(()))
+  }
+}

@@ -21,12 +21,21 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// Every other API calls back synchronously: on the thread that settles the promise, or on the calling
   /// thread if the promise has already settled. Only `receive(on:)`, `delay`, `after`, `timeout` and
   /// `retry` move work to a queue.
+  ///
+  /// A request to cancel the returned promise reaches this one (see `cancel()`).
   /// - Parameter queue: Where observers of the returned promise run.
   /// - Returns: A promise with this promise's result whose observers run on `queue`.
   @inlinable
   public func receive(on queue: DispatchQueue) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise(_pendingOn: queue)
+    let next = ResultPromise(_pending: _extras?.dependent(on: queue) ?? _OnQueue(queue))
     self._await { next.fulfil(with: $0) }
     return next
   }
+}
+
+/// The extras of a promise made by `receive(on:)` from one that cannot be cancelled: only its queue.
+@usableFromInline final nonisolated class _OnQueue: _Extras, @unchecked Sendable {  // immutable
+  @usableFromInline let onQueue: DispatchQueue
+  @usableFromInline init(_ queue: DispatchQueue) { onQueue = queue }
+  @usableFromInline override var queue: DispatchQueue? { onQueue }
 }

@@ -3,26 +3,32 @@
 // Each operator takes a `Clock` whose `Duration` is `Swift.Duration`: `ContinuousClock()` by default,
 // a test clock in tests, so a test advances time by hand instead of waiting.
 //
-// Every timed part is one shape, `_timer`: the deadline is read from the clock when the operator asks
-// for it (when `timeout` or `after` is called, when `delay`'s input succeeds, when `retry`'s attempt
-// fails), then a task sleeps until it. So the time that task waits to start never pushes the deadline
-// back. What the timer settles is delivered where that task runs: the global concurrent executor, Swift's
-// shared pool of threads — code that blocks that pool while it waits (a semaphore wait in a synchronous
-// test) keeps the timer from firing. A timer is cancelled as soon as the outcome is decided, so it holds
-// nothing — not the promise, not the `failure` closure — once it is no longer needed. Its sleep ends in
-// one of three ways: the deadline comes (it fires); its own task is cancelled (it does nothing); or the
-// clock fails for any other reason (it fires, as if the deadline had come: nothing waits forever on a
-// broken clock). A deadline further away than `_Timer.longestWait` (2^40 seconds, about 35,000 years)
-// means "never": the timer then waits only to be cancelled, on no clock at all, since clocks trap on
-// deadlines they cannot represent (`ContinuousClock` does from about 2^63 seconds).
+// Every timed part is one shape, `_wait`: a promise that succeeds once its deadline has come. The deadline
+// is read from the clock when the operator asks for it (when `timeout` or `after` is called, when `delay`'s
+// input succeeds, when `retry`'s attempt fails), then a task sleeps until it. So the time that task waits to
+// start never pushes the deadline back. What the wait settles is delivered where that task runs: the
+// global concurrent executor, Swift's shared pool of threads — code that blocks that pool while it waits
+// (a semaphore wait in a synchronous test) keeps the timer from firing. Its sleep ends in one of three
+// ways: the deadline comes; the clock fails (it ends as if the deadline had come: nothing waits forever on
+// a broken clock); or the wait is cancelled — then it succeeds at once, on the thread that asked, and its
+// task is cancelled, so it holds nothing once it is no longer needed. A deadline further away than
+// `_Timer.longestWait` (2^40 seconds, about 35,000 years) means "never": the task then waits only to be
+// cancelled, on no clock at all, since clocks trap on deadlines they cannot represent (`ContinuousClock`
+// does from about 2^63 seconds).
 //
-// `timeout` decides its outcome once: the source's result and the timer race to claim it
-// (`_TimeoutTarget`), and only the timer that wins evaluates `failure`.
+// Cancellation (see `cancel()`): a wait has no failure to report, so a request ends it early and the
+// operator goes on as if the deadline had come — `delay` and `after` deliver the held success at once,
+// `retry` reports the last failure. `timeout` is different: its wait is its own, a request passes through
+// it to its input, and the deadline holds.
 //
-// This file needs the core file, `ResultPromise+MainActor.swift` (for `MainActorPromise.timeout`) and
-// `ResultPromise+Concurrency.swift` (a timer that never fires waits there to be cancelled) beside it. Its
-// operators need `Clock` and `Duration`: iOS 16, macOS 13, tvOS 16 or watchOS 9 (any visionOS); the rest of
-// the library needs only iOS 13, macOS 10.15, tvOS 13 or watchOS 6.
+// `timeout` decides its outcome once: the source's result and the wait race to claim it
+// (`_TimeoutTarget`), and only the wait that wins evaluates `failure`.
+//
+// This file needs the core file, `ResultPromise+MainActor.swift` (for `MainActorPromise.timeout`),
+// `ResultPromise+Concurrency.swift` (a wait that never ends by itself waits there to be cancelled) and
+// `ResultPromise+Cancellation.swift` beside it. Its operators need `Clock` and `Duration`: iOS 16, macOS 13,
+// tvOS 16 or watchOS 9 (any visionOS); the rest of the library needs only iOS 13, macOS 10.15, tvOS 13 or
+// watchOS 6.
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 nonisolated extension ResultPromise where Success: Sendable {
@@ -33,8 +39,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// ```
   ///
   /// The delayed success is delivered from a task on the global concurrent executor, once `clock` has
-  /// advanced by `duration` from the moment this promise succeeded. Needs iOS 16, macOS 13, tvOS 16 or
-  /// watchOS 9.
+  /// advanced by `duration` from the moment this promise succeeded. The returned promise can be
+  /// cancelled (see ``cancel()``): a request while it waits for this promise reaches this promise; a
+  /// request during the wait ends it, and the held success is delivered at once, on the thread that asked
+  /// (cancelling never invents a failure). Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
   ///   - duration: How long to hold a success back. Zero or less still passes through that task; more
   ///     than 2^40 seconds (about 35,000 years) holds it back for ever.
@@ -44,13 +52,15 @@ nonisolated extension ResultPromise where Success: Sendable {
   public func delay<C: Clock<Duration>>(
     _ duration: Duration, clock: C = ContinuousClock()
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>._pending()
+    let next = ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil) ?? _Cancellation())
     self._await { result in
       guard case .success = result else {
         next.fulfil(with: result)
         return
       }
-      _timer(after: duration, on: clock) { next.fulfil(with: result) }
+      let wait = _wait(duration, on: clock)
+      next._extras?.adopt(wait._extras)  // a request now ends the wait
+      wait._await { _ in next.fulfil(with: result) }
     }
     return next
   }
@@ -61,8 +71,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// let tick = ResultPromise<String, Never>.after(.seconds(1), value: "tick")
   /// ```
   ///
-  /// It succeeds from a task on the global concurrent executor, `duration` after this call. Needs iOS 16,
-  /// macOS 13, tvOS 16 or watchOS 9.
+  /// It succeeds from a task on the global concurrent executor, `duration` after this call — or at once,
+  /// with `value`, when it is cancelled (see ``cancel()``). Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
   ///   - duration: How long to wait; more than 2^40 seconds (about 35,000 years) means never.
   ///   - value: The success value.
@@ -84,9 +94,14 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// The deadline is `duration` after this call. The returned promise settles exactly once: with this
   /// promise's result if it comes first (delivered where that result is), otherwise with `failure` from a
   /// task on the global concurrent executor. `failure` is evaluated only then, once the timeout has won.
-  /// A result that arrives after the timeout is dropped; the work behind this promise is not cancelled.
-  /// Once the result has come, the timer is cancelled, and it releases the returned promise and `failure`
-  /// (with what it captures) at once, not at the deadline. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// A result that arrives after the timeout is dropped. Once the result has come, the timer is
+  /// cancelled, and it releases the returned promise and `failure` (with what it captures) at once, not
+  /// at the deadline.
+  ///
+  /// The returned promise is a dependent of this one (see ``cancel()``): when the timeout fires, it lets
+  /// this promise go, so work that nothing else wants is asked to stop. A request on the returned promise
+  /// passes on to this one and leaves the deadline in place: work that ignores the request still times
+  /// out. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
   ///   - duration: How long to wait for this promise; more than 2^40 seconds (about 35,000 years) means
   ///     never.
@@ -114,7 +129,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// global concurrent executor; there is no wait after the last failure. A clock whose sleep fails ends
   /// that wait early rather than never. Each attempt gets a fresh
   /// promise from `make`. The result is the first success, or the last failure — after `attempts` tries,
-  /// or as soon as `shouldRetry` says no. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// or as soon as `shouldRetry` says no.
+  ///
+  /// The returned promise can be cancelled (see ``cancel()``): a request during an attempt reaches that
+  /// attempt's promise, and its failure is reported without another try; a request during a wait ends it,
+  /// and the last failure is reported at once. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
   ///   - attempts: The number of tries in all; values below 1 count as 1.
   ///   - delay: The wait between a failure and the next try.
@@ -130,12 +149,19 @@ nonisolated extension ResultPromise where Success: Sendable {
     while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>._pending()
+    let record = _Cancellation()
+    let next = ResultPromise<Success, Failure>(_pending: record)
     let total = Swift.max(1, attempts)
     @Sendable func attempt(_ number: Int) {
-      make().await { result in
-        if case .failure(let error) = result, number < total, shouldRetry(error) {
-          _timer(after: delay, on: clock) { attempt(number + 1) }
+      let current = make()
+      record.adopt(current._extras)  // a request now reaches this attempt
+      current.await { result in
+        if case .failure(let error) = result, number < total, !record.isCancelled, shouldRetry(error) {
+          let wait = _wait(delay, on: clock)
+          record.adopt(wait._extras)  // a request now ends the wait
+          wait._await { _ in
+            if record.isCancelled { next.fulfil(with: result) } else { attempt(number + 1) }
+          }
         } else {
           next.fulfil(with: result)
         }
@@ -188,13 +214,14 @@ nonisolated extension ResultPromise {
   @inlinable func _timeout<C: Clock<Duration>>(
     _ duration: Duration, failure: @escaping @Sendable () -> Failure, clock: C
   ) -> ResultPromise<Success, Failure> {
-    let target = _TimeoutTarget(ResultPromise<Success, Failure>._pending())
-    let timer = _timer(after: duration, on: clock) {
+    let target = _TimeoutTarget(ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil)))
+    let wait = _wait(duration, on: clock)
+    wait._await { _ in
       if target.claim() { target.next.fulfil(with: .failure(failure())) }
     }
     self._await { result in
       if target.claim() { target.next.fulfil(with: result) }
-      timer.cancel()
+      wait.cancel()  // it ends at once; the claim is taken
     }
     return target.next
   }
@@ -219,27 +246,31 @@ nonisolated extension ResultPromise {
   }
 }
 
-/// Runs `fire` in a task once `duration` has passed on `clock`, counted from now, unless the returned
-/// task is cancelled first. A cancelled timer ends at once and releases `fire` with everything it
-/// captures; a clock that fails otherwise fires it early; a duration over `_Timer.longestWait` never
-/// fires it.
+/// A promise that succeeds once `duration` has passed on `clock`, counted from now — or at once when it is
+/// cancelled (a wait has no failure to report). A task sleeps until the deadline; a request cancels the
+/// task and succeeds the promise on the requesting thread. A clock that fails ends the wait early; a
+/// duration over `_Timer.longestWait` ends it only on a request.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
-@inlinable @discardableResult nonisolated func _timer<C: Clock<Duration>>(
-  after duration: Duration, on clock: C, _ fire: @escaping @Sendable () -> Void
-) -> Task<Void, Never> {
+@inlinable nonisolated func _wait<C: Clock<Duration>>(
+  _ duration: Duration, on clock: C
+) -> ResultPromise<Void, Never> {
   let deadline = duration <= _Timer.longestWait ? clock.now.advanced(by: Swift.max(duration, .zero)) : nil
-  return Task {
-    do {
-      if let deadline {
-        try await clock.sleep(until: deadline, tolerance: nil)
-      } else {
-        return await _Timer.untilCancelled()  // never fires
-      }
-    } catch {
-      if Task.isCancelled { return }  // the outcome was decided first
+  let record = _Cancellation()
+  let wait = ResultPromise<Void, Never>(_pending: record)
+  let task = Task {
+    if let deadline {
+      try? await clock.sleep(until: deadline, tolerance: nil)
+    } else {
+      await _Timer.untilCancelled()
     }
-    fire()
+    wait.succeed(())
   }
+  // Settling drops the handler, and with it the task and the promise it holds.
+  record.onCancel {
+    task.cancel()
+    wait.succeed(())
+  }
+  return wait
 }
 
 /// The limits of a timer.

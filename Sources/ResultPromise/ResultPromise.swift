@@ -73,6 +73,8 @@ import Dispatch
 ///   and resumes on the global concurrent executor; what it settles is delivered there.
 /// - `value` and `result`: the awaiting task resumes on its own executor.
 /// - `init(priority:operation:)`: the promise settles on the thread the task finishes on.
+/// - `cancel()` (`ResultPromise+Cancellation.swift`): the handlers that stop the work run on the thread
+///   that asks, never under a lock; the work then settles the promise wherever it runs.
 ///
 /// ## Sendable and non-Sendable values
 /// A promise is `Sendable` when its `Success` is, and then may be shared by any threads. `Success` need
@@ -109,7 +111,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   ///   - file: Where the promise is made, for the report; leave the default.
   ///   - line: The line where the promise is made, for the report; leave the default.
   @inlinable public init(file: StaticString = #fileID, line: UInt = #line) {
-    super.init(outcome: nil, phase: .pending, reportsBroken: true, queue: nil)
+    super.init(outcome: nil, phase: .pending, reportsBroken: true, extras: nil)
     #if DEBUG
       _origin = (file, line)
     #endif
@@ -122,7 +124,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// ```
   /// - Parameter result: The outcome every observer receives.
   @inlinable public init(_ result: Result<Success, Failure>) {
-    super.init(outcome: result, phase: .settled, reportsBroken: false, queue: nil)
+    super.init(outcome: result, phase: .settled, reportsBroken: false, extras: nil)
   }
 
   // A trailing closure must never be taken for the value: when `ResultPromise { done in … }` fails to
@@ -201,6 +203,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
       (_outcome, _phase) = (result, _first == nil ? .settled : _more.isEmpty ? .firstRound : .scheduled)
       return _phase
     }
+    if phase != nil { _extras?.settled() }
     if let phase, phase != .settled { _scheduleDelivery(phase) }
     return phase != nil
   }
@@ -234,9 +237,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// ```swift
   /// if promise.isPending { showSpinner() }
   /// ```
-  @inlinable public final var isPending: Bool {
-    _lock.withLock { _phase == .pending }
-  }
+  @inlinable public final var isPending: Bool { _lock.withLock { _phase == .pending } }
 
   // MARK: Handling failures
   // These closures never see the value, so they run on any thread for any `Success`. The operations
@@ -314,11 +315,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
     _chain(transform) { transform, result, next in next._adopt(result, recovering: transform) }
   }
 
-  /// Creates a pending promise for an operator to settle. It is not reported when dropped while
-  /// pending (dropping a pending chain reports its root once), and if `queue` is given its observers
-  /// run there (for `receive(on:)`).
-  @inlinable init(_pendingOn queue: DispatchQueue?) {
-    super.init(outcome: nil, phase: .pending, reportsBroken: false, queue: queue)
+  /// Creates a pending promise for an operator to settle, with `extras` if it needs any. It is not
+  /// reported when dropped while pending (dropping a pending chain reports its root once).
+  @inlinable init(_pending extras: _Extras?) {
+    super.init(outcome: nil, phase: .pending, reportsBroken: false, extras: extras)
   }
 }
 
@@ -440,19 +440,6 @@ nonisolated extension ResultPromise where Success: Sendable {
   }
 }
 
-nonisolated extension ResultPromise where Success == Void {
-  /// Settles a `Void` promise with a success, unless it is already settled.
-  ///
-  /// ```swift
-  /// let saved = ResultPromise<Void, StoreError>()
-  /// saved.succeed()
-  /// ```
-  /// - Returns: `true` if this call settled the promise, `false` if it was already settled.
-  @inlinable @discardableResult public func succeed() -> Bool {
-    fulfil(with: .success(()))
-  }
-}
-
 /// Reports promises that are dropped before they settle (a "broken promise").
 ///
 /// A promise made with `ResultPromise()` or `ResultPromise { fulfil in … }` that is deallocated while
@@ -553,6 +540,13 @@ public nonisolated enum PromiseDiagnostics {
 // would free it recursively; `deinit` hands the observers to the trampoline's graveyard, which releases
 // them in a loop instead.
 //
+// Extras. A few promises need more than their state: a queue for their observers (`receive(on:)`), or a
+// record through which a request to cancel reaches their work (`ResultPromise+Cancellation.swift`, which
+// this file does not need). Both live in one optional field, `_extras`, so every other promise pays for
+// one `nil`: a step made from a promise without extras handles no reference at all, and `fulfil` checks
+// for `nil`. The core tells the extras when a promise is made from this one, when this one settles, and
+// when it adopts another's outcome; here those calls do nothing.
+//
 // Why a base class holds the storage: a class's `deinit` is never specialised, and destroying a field
 // whose type is built from generic parameters (such as `Result<Success, Failure>?`) makes it look that
 // type's metadata up at run time, on every release. A field whose type *is* a generic parameter
@@ -576,16 +570,16 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
   @exclusivity(unchecked) @usableFromInline final var _first: _Observer<Success, Failure>?
   /// Further waiting observers, in registration order; while pending, non-empty only when `_first` is set.
   @exclusivity(unchecked) @usableFromInline final var _more: [_Observer<Success, Failure>] = []
-  /// Where observers run, for promises made by `receive(on:)`; `nil` means synchronously.
-  @usableFromInline final let _queue: DispatchQueue?
+  /// What few promises need: the queue their observers run on, how a request to cancel reaches their work.
+  @usableFromInline final let _extras: _Extras?
   #if DEBUG
     /// Where a user-created promise was made, for the broken-promise report. Debug builds only: release
     /// builds spend no memory on it. Set once, before the promise is shared.
     @usableFromInline final var _origin: (file: StaticString, line: UInt)?
   #endif
 
-  @inlinable init(outcome: Outcome, phase: _Phase, reportsBroken: Bool, queue: DispatchQueue?) {
-    (_outcome, _phase, _reportsBroken, _queue) = (outcome, phase, reportsBroken, queue)
+  @inlinable init(outcome: Outcome, phase: _Phase, reportsBroken: Bool, extras: _Extras?) {
+    (_outcome, _phase, _reportsBroken, _extras) = (outcome, phase, reportsBroken, extras)
   }
 
   deinit {
@@ -645,9 +639,6 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 }
 
 nonisolated extension ResultPromise {
-  /// A pending promise for an operator to settle; see ``init(_pendingOn:)``.
-  @inlinable static func _pending() -> ResultPromise { ResultPromise(_pendingOn: nil) }
-
   /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`).
   @inlinable func _await(_ observer: @escaping (Result<Success, Failure>) -> Void) {
     if let result = _register({ _Observer(observer) }) {
@@ -660,20 +651,24 @@ nonisolated extension ResultPromise {
   ///
   /// On a pending promise the new promise is the step itself (`_Step`), and its observer captures only
   /// it: one allocation per step. A promise that can deliver at once runs the step directly, on a plain
-  /// promise, with nothing stored.
+  /// promise, with nothing stored. The new promise gets the extras this one's make for a dependent.
   @inlinable @inline(__always) final func _chain<Transform, NewSuccess, NewFailure>(
     _ transform: Transform,
     _ apply: @escaping (Transform, Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> ResultPromise<NewSuccess, NewFailure> {
+    // Unmanaged: a chain that cannot be cancelled then handles no reference at all. Exactly one of the two
+    // promises below is made, and takes it.
+    let extras = _extras?.dependent(on: nil).map(Unmanaged.passRetained)
     var step: _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>?
     guard
       let result = _register({
-        let waiting = _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>(transform, apply)
+        let waiting = _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>(
+          transform, apply, extras?.takeRetainedValue())
         step = waiting
         return _Observer { waiting._run($0) }
       })
     else { return step.unsafelyUnwrapped }
-    let next = ResultPromise<NewSuccess, NewFailure>._pending()
+    let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras?.takeRetainedValue())
     // Not `withCurrent`: nested in its closure, this one made the compiler box `transform` (a reabstraction
     // thunk, one allocation per `thenAsync` step).
     _Trampoline.current.takeUnretainedValue().runAsCallback { apply(transform, result, next) }
@@ -681,14 +676,15 @@ nonisolated extension ResultPromise {
   }
 
   /// Adds the observer that `observer()` makes, or returns the result to call it with at once on this
-  /// thread, without making it: when the promise is settled, no delivery is under way, its observers
-  /// run synchronously and no callback is running on this thread.
+  /// thread, without making it: when the promise is settled, no delivery is under way, it has no extras
+  /// (its observers run synchronously, and nothing needs counting) and no callback is running on this
+  /// thread. Otherwise a settled promise delivers through the thread's queue of work, at once if it is idle.
   @inlinable @inline(__always) func _register(
     _ observer: () -> _Observer<Success, Failure>
   ) -> Result<Success, Failure>? {
     var schedules: _Phase?
     let now: Result<Success, Failure>? = _lock.withLock {
-      if _phase == .settled, _queue == nil, !_Trampoline.withCurrent({ $0.isDraining }) { return _outcome }
+      if _phase == .settled, _extras == nil, !_Trampoline.withCurrent({ $0.isDraining }) { return _outcome }
       // Added on the thread running the first round (from inside its observer): those who joined before
       // still run in that round, so they wait in `_first` (free once that round has taken its observer),
       // while this one starts the next round. See `_deliver`.
@@ -702,7 +698,7 @@ nonisolated extension ResultPromise {
       // who joined when it ends.
       switch _phase {
       case .settled: schedules = .firstRound
-      case .running where _queue != nil || _Trampoline.withCurrent { $0.isRunning(self) },
+      case .running where _extras?.queue != nil || _Trampoline.withCurrent { $0.isRunning(self) },
         .firstRound where here:
         schedules = .scheduled
       default: return nil
@@ -721,7 +717,7 @@ nonisolated extension ResultPromise {
       phase == .firstRound
       ? _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver(first: true) }
       : _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver(first: false) }
-    guard let queue = _queue else { return _Trampoline.withCurrent { $0.run(job) } }
+    guard let queue = _extras?.queue else { return _Trampoline.withCurrent { $0.run(job) } }
     queue.async { _Trampoline.withCurrent { $0.run(job) } }
   }
 
@@ -780,6 +776,7 @@ nonisolated extension ResultPromise {
       let problem = "was told to adopt itself (its own thenAsync or recoverAsync step returned it)"
       return PromiseDiagnostics._report(self, "\(problem); it can never settle.")
     }
+    _extras?.adopt(other._extras)
     if let result = other._lock.withLock({ other._phase == .settled ? other._outcome : nil }) {
       fulfil(with: result)
     } else {
@@ -827,9 +824,9 @@ final nonisolated class _Step<Input, InputFailure: Error, Success, Failure: Erro
   @exclusivity(unchecked) @usableFromInline var _transform: Slot
   @usableFromInline let _apply: Apply
 
-  @inlinable init(_ transform: Slot, _ apply: @escaping Apply) {
+  @inlinable init(_ transform: Slot, _ apply: @escaping Apply, _ extras: _Extras?) {
     (_transform, _apply) = (transform, apply)
-    super.init(_pendingOn: nil)
+    super.init(_pending: extras)
   }
 }
 
@@ -841,10 +838,22 @@ nonisolated extension _Step where Slot == Transform? {
   /// Applies the step to the observed promise's `result`, once. Only the observed promise's delivery
   /// calls it, on one thread, so `_transform` needs no lock.
   @inlinable func _run(_ result: Result<Input, InputFailure>) {
-    let transform = _transform.unsafelyUnwrapped
-    _transform = nil
-    _apply(transform, result, self)
+    _apply(_transform.take().unsafelyUnwrapped, result, self)
   }
+}
+
+/// What a few promises need beside their state (see "Extras" in "How it works"): the queue their observers
+/// run on, and how a request to cancel reaches their work. Subclasses add them: `receive(on:)`'s and the
+/// cancellation record. The core calls three methods, which here do nothing: a promise is made from this
+/// one (`dependent(on:)`, with the new promise's queue), this one settles (`settled`), and it adopts another
+/// promise's outcome (`adopt`).
+///
+/// `@unchecked Sendable`: it has no state; subclasses say why theirs is safe.
+@usableFromInline nonisolated class _Extras: @unchecked Sendable {
+  @usableFromInline var queue: DispatchQueue? { nil }
+  @usableFromInline func dependent(on queue: DispatchQueue?) -> _Extras? { nil }
+  @usableFromInline func settled() {}
+  @usableFromInline func adopt(_ other: _Extras?) {}
 }
 
 // MARK: - The trampoline

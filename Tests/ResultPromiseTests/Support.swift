@@ -29,6 +29,7 @@ final class Counter: Sendable {
   private let storage = Atomic<Int>(0)
 
   func increment() { storage.add(1, ordering: .relaxed) }
+  func add(_ amount: Int) { storage.add(amount, ordering: .relaxed) }
   func decrement() { storage.subtract(1, ordering: .relaxed) }
   var value: Int { storage.load(ordering: .relaxed) }
 }

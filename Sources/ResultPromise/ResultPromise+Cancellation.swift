@@ -1,0 +1,347 @@
+// Cancellation: asking the work behind a promise to stop.
+//
+// A request, never an outcome. `cancel()` never settles a promise: it reaches the work — a handler that
+// `ResultPromise { done, onCancel in … }` registered, a timer, a `Task` — and the work reports how it ended,
+// in its own typed `Failure`, through its promise like any outcome. So every observer still runs exactly
+// once, and a typed error never has to make room for a `CancellationError`.
+//
+// Records. A promise that can be cancelled carries a record (`_Cancellation`, in the core's `_extras`
+// field); every other promise carries none, and the core's three calls into it cost a `nil` check. A
+// record knows the record of what its promise waits for now (`upstream`: a step's input, the promise a
+// `thenAsync` step adopted, `retry`'s attempt or wait), or of several (`inputs`: a combinator's), the
+// handlers of its work, and how many *dependents* still want its outcome (`interest`): records of the
+// promises made from it and of the tasks awaiting it. Records point only up, to records — never to a
+// promise — so they form no cycle with a chain, and a long chain of them is freed in a loop (Swift frees a
+// class's linear chain of its own type without recursion).
+//
+// A request. `cancel()` marks the record cancelled, runs its handlers, and *withdraws* from what it waits
+// for: the record above loses one dependent, and is cancelled in turn when that was its last (a shared
+// promise stops only when nobody wants it any more). A settled promise withdraws too, which is how `race`
+// lets its losers go. The request travels up in a loop, not by recursion; handlers run on the requesting
+// thread through its queue of work, never under a lock; no lock is held while another is taken.
+//
+// This file needs the core file and `ResultPromise+MainActor.swift` (for `MainActorPromise.cancel()`) beside
+// it.
+
+import Dispatch
+
+nonisolated extension ResultPromise where Success: Sendable {
+  /// Creates a pending promise whose work can be stopped: `start` gets its `fulfil` function and an
+  /// `onCancel` function to register what stops the work.
+  ///
+  /// ```swift
+  /// func data(from url: URL) -> ResultPromise<Data, APIError> {
+  ///     ResultPromise { done, onCancel in
+  ///         let task = URLSession.shared.dataTask(with: url) { data, _, error in
+  ///             if let data { return done(.success(data)) }
+  ///             done(.failure((error as? URLError)?.code == .cancelled ? .cancelled : .offline))
+  ///         }
+  ///         onCancel { [weak task] in task?.cancel() }   // the task then reports URLError.cancelled
+  ///         task.resume()
+  ///     }
+  /// }
+  /// ```
+  ///
+  /// Everything about `start` and `fulfil` is as for ``init(_:file:line:)``. A handler given to `onCancel`
+  /// runs at most once: when ``cancel()`` is called on this promise, or on a promise made from it when
+  /// nothing else wants this one (see ``cancel()``), before the promise settles — at once if the request
+  /// came before the handler was registered. It never runs once the promise has settled, and is then
+  /// released with what it captures. It runs on the thread that asks for the cancellation, never under a
+  /// lock; it may run while, or just after, the work settles the promise, so the work must be ready for
+  /// both. A handler asks; the work still settles the promise, with a failure or whatever it came to.
+  /// - Parameters:
+  ///   - start: Starts the work, registers its handlers with `onCancel`, and arranges for `fulfil` to be
+  ///     called with its outcome.
+  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
+  @inlinable public convenience init(
+    _ start: (
+      _ fulfil: @escaping @Sendable (Result<Success, Failure>) -> Void,
+      _ onCancel: @escaping @Sendable (_ handler: @escaping @Sendable () -> Void) -> Void
+    ) -> Void,
+    file: StaticString = #fileID, line: UInt = #line
+  ) {
+    let record = _Cancellation()
+    self.init(_userMade: record, file: file, line: line)
+    start({ [resolver = _Resolver(self)] in resolver.promise.fulfil(with: $0) }, record.onCancel)
+  }
+}
+
+nonisolated extension ResultPromise {
+  /// Creates a pending promise whose work can be stopped, for a non-`Sendable` `Success`: `fulfil`
+  /// takes the result as `sending`.
+  ///
+  /// ```swift
+  /// // `Document` is a class that is not `Sendable`.
+  /// let document = ResultPromise<Document, ParseError> { done, onCancel in
+  ///     let job = parser.start(data) { done($0) }
+  ///     onCancel { job.stop() }   // the parser then reports .stopped
+  /// }
+  /// ```
+  ///
+  /// As the `Sendable` form above: `onCancel`'s handlers run at most once, on the requesting thread,
+  /// only before the promise settles.
+  /// - Parameters:
+  ///   - start: Starts the work, registers its handlers with `onCancel`, and arranges for `fulfil` to be
+  ///     called with its outcome.
+  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
+  @inlinable public convenience init(
+    _ start: (
+      _ fulfil: @escaping @Sendable (sending Result<Success, Failure>) -> Void,
+      _ onCancel: @escaping @Sendable (_ handler: @escaping @Sendable () -> Void) -> Void
+    ) -> Void,
+    file: StaticString = #fileID, line: UInt = #line
+  ) {
+    let record = _Cancellation()
+    self.init(_userMade: record, file: file, line: line)
+    start({ [resolver = _Resolver(self)] in resolver.promise.fulfil(with: $0) }, record.onCancel)
+  }
+
+  /// Asks the work behind this promise to stop. A request: it never settles the promise by itself.
+  ///
+  /// ```swift
+  /// let avatar = data(from: profileURL)
+  ///     .then { json in decode(Profile.self, from: json) }
+  ///     .thenAsync { profile in data(from: profile.avatarURL) }
+  /// avatar.cancel()   // reaches the profile request, or the avatar request if that one is running
+  /// avatar.onFailure { error in … }   // .cancelled, as the request reported it
+  /// ```
+  ///
+  /// The request travels from this promise to the work that runs now: a step's input, the promise a
+  /// `thenAsync` or `recoverAsync` step adopts (also one it adopts later), a combinator's inputs, a timer,
+  /// the `Task` of ``init(priority:operation:)``, and the handlers registered with `onCancel`. On the way
+  /// it stops at any promise that something else still wants: a promise that another chain was made from,
+  /// or that a task is awaiting, stops only once every such dependent has let it go (by being cancelled,
+  /// by settling, or by its task being cancelled). `cancel()` on a promise itself cancels it whatever its
+  /// dependents want. Plain observers (`await`, `onSuccess`, `onFailure`) are not dependents.
+  ///
+  /// The work reports how it ended, in its own `Failure`, and that outcome reaches this promise and its
+  /// observers as any outcome does; work that ignores the request settles as it would have.
+  ///
+  /// Only a promise whose chain starts at a cancellable promise can be cancelled: one made with
+  /// `ResultPromise { done, onCancel in … }`, by a timer (`delay`, `after`, `retry`), by
+  /// `init(priority:operation:)`, or by `all(_:concurrently:)`. On any other promise this does nothing —
+  /// and in debug builds says so once, through ``PromiseDiagnostics/brokenPromiseHandler``, naming where
+  /// the promise was made when it was made by `ResultPromise()` or `ResultPromise { done in … }`.
+  ///
+  /// Thread-safe, idempotent, and a no-op once the promise has settled. Handlers run on the calling
+  /// thread (after the callback that is running, if called from inside one), never under a lock.
+  public func cancel() {
+    if let record = _extras as? _Cancellation { return record.cancel() }
+    #if DEBUG
+      guard _CannotCancelReports.first(for: self) else { return }
+      let problem = "cannot be cancelled, so cancel() does nothing"
+      let made = _origin == nil ? " (it was made by an operator from a promise that cannot be)" : ""
+      let remedy = "start the chain with ResultPromise { done, onCancel in … }, a timer or a Task"
+      PromiseDiagnostics._report(self, "\(problem)\(made); to stop its work, \(remedy).")
+    #endif
+  }
+
+  /// A promise that settles like this one and never passes a request to cancel on to it.
+  ///
+  /// ```swift
+  /// // One load for every caller; one caller going away must not stop it for the others.
+  /// func profile(_ id: User.ID) -> ResultPromise<Profile, APIError> {
+  ///     if let loading = cache[id] { return loading }
+  ///     let loading = api.profile(id).ignoringCancel()
+  ///     cache[id] = loading
+  ///     return loading
+  /// }
+  /// ```
+  ///
+  /// This promise keeps a dependent for good, so a request that reaches it from elsewhere stops it only
+  /// if made on it directly. The returned promise cannot be cancelled.
+  /// - Returns: A promise with this promise's outcome.
+  public func ignoringCancel() -> ResultPromise<Success, Failure> {
+    let next = ResultPromise(_pending: nil)
+    _ = _extras?.dependent(on: nil)  // a dependent that never lets go
+    _await { next.fulfil(with: $0) }
+    return next
+  }
+
+  /// Creates a pending user-made promise (reported if dropped while pending) with `record`.
+  @inlinable convenience init(_userMade record: _Cancellation, file: StaticString, line: UInt) {
+    self.init(_pending: record)
+    _reportsBroken = true  // set before the promise is shared, so without the lock
+    #if DEBUG
+      _origin = (file, line)
+    #endif
+  }
+}
+
+@MainActor
+extension MainActorPromise {
+  /// Asks the work behind the underlying promise to stop, as ``ResultPromise/cancel()`` does.
+  ///
+  /// ```swift
+  /// @MainActor final class ProfileModel {
+  ///     private var loading: MainActorPromise<Profile, APIError>?
+  ///     func show(_ id: User.ID) {
+  ///         loading?.cancel()
+  ///         loading = api.profile(id).onMainActor.onSuccess { self.profile = $0 }
+  ///     }
+  /// }
+  /// ```
+  ///
+  /// The view's steps are dependents like any other. Handlers run on the calling thread, here the main
+  /// actor, not hopped anywhere.
+  public func cancel() {
+    promise.cancel()
+  }
+}
+
+// MARK: - Records (internal)
+
+/// The cancellation record of a promise that can be cancelled; see the overview at the top of this file.
+///
+/// `@unchecked Sendable`: every mutable field is read and written only under `_Lock(for: self)`, except
+/// before the record is shared (`upstream`, `queue` set by whoever makes it).
+@usableFromInline final nonisolated class _Cancellation: _Extras, @unchecked Sendable {
+  @usableFromInline enum State { case open, cancelled, settled }
+  @exclusivity(unchecked) @usableFromInline var state = State.open
+  /// The dependents that still want the outcome.
+  @exclusivity(unchecked) @usableFromInline var interest = 0
+  /// What the promise waits for now; counted as one of its dependents.
+  @exclusivity(unchecked) @usableFromInline var upstream: _Cancellation?
+  /// What a combinator waits for; each counted as one of its dependents.
+  @exclusivity(unchecked) @usableFromInline var inputs: [_Cancellation] = []
+  /// What stops the work, until a request runs them or the promise settles.
+  @exclusivity(unchecked) @usableFromInline var handlers: [@Sendable () -> Void] = []
+  @usableFromInline let onQueue: DispatchQueue?
+
+  @usableFromInline init(queue: DispatchQueue? = nil) { onQueue = queue }
+
+  @usableFromInline override var queue: DispatchQueue? { onQueue }
+
+  /// Whether a request has come (and the promise had not settled before it).
+  @usableFromInline var isCancelled: Bool { _Lock(for: self).withLock { state == .cancelled } }
+
+  /// A record for a promise made from this one, counted as its dependent (unless this one has settled:
+  /// then it wants nothing from it).
+  @usableFromInline override func dependent(on queue: DispatchQueue?) -> _Extras? {
+    let record = _Cancellation(queue: queue)
+    if count() { record.upstream = self }
+    return record
+  }
+
+  /// The promise has its outcome: its handlers are released unrun, and it lets go of what it waited for.
+  @usableFromInline override func settled() {
+    // The handlers are released after the lock: what they capture may have deinitialisers (user code).
+    let (letGo, unrun): ([_Cancellation]?, [@Sendable () -> Void]) = _Lock(for: self).withLock {
+      defer { (state, handlers) = (.settled, []) }
+      return (state == .open ? takeWhatItWaitsFor() : nil, handlers)
+    }
+    if let letGo { _Cancellation.request(letGo, direct: false) }
+    _ = unrun
+  }
+
+  /// The promise now settles like `other`'s promise: it waits for that instead. If a request has come
+  /// already, `other` hears it at once (it is let go as soon as it is counted).
+  @usableFromInline override func adopt(_ other: _Extras?) {
+    let other = (other as? _Cancellation).flatMap { $0.count() ? $0 : nil }
+    let letGo: [_Cancellation] = _Lock(for: self).withLock {
+      guard state == .open else { return other.map { [$0] } ?? [] }
+      defer { upstream = other }
+      return upstream.map { [$0] } ?? []
+    }
+    _Cancellation.request(letGo, direct: false)
+  }
+
+  /// The record of a promise made from every promise whose extras are `inputs` (a combinator's result),
+  /// or `nil` when none of them can be cancelled.
+  @inlinable static func combining(_ inputs: some Sequence<_Extras?>) -> _Cancellation? {
+    var record: _Cancellation?
+    for input in inputs where input is _Cancellation {
+      record = record ?? _Cancellation()
+      record.unsafelyUnwrapped.include(input)
+    }
+    return record
+  }
+
+  /// Adds `other` to what the promise waits for, beside the rest; let go at once if a request has come.
+  @usableFromInline func include(_ other: _Extras?) {
+    guard let other = other as? _Cancellation, other.count() else { return }
+    let open = _Lock(for: self).withLock {
+      if state == .open { inputs.append(other) }
+      return state == .open
+    }
+    if !open { _Cancellation.request([other], direct: false) }
+  }
+
+  /// Registers a handler that stops the work: run on a request, at once if one has come.
+  @usableFromInline func onCancel(_ handler: @escaping @Sendable () -> Void) {
+    let now: Bool = _Lock(for: self).withLock {
+      if state == .open { handlers.append(handler) }
+      return state == .cancelled
+    }
+    if now { _Cancellation.run([handler], for: self) }
+  }
+
+  /// A request made on this promise itself.
+  @usableFromInline func cancel() { _Cancellation.request([self], direct: true) }
+
+  /// Counts one more dependent; `false` if the promise has settled, so nothing is to be let go later.
+  @usableFromInline func count() -> Bool {
+    _Lock(for: self).withLock {
+      if state != .settled { interest += 1 }
+      return state != .settled
+    }
+  }
+
+  /// Moves out what the promise waits for; under the lock.
+  @usableFromInline func takeWhatItWaitsFor() -> [_Cancellation] {
+    var taken: [_Cancellation] = []
+    swap(&taken, &inputs)
+    if let upstream = upstream.take() { taken.append(upstream) }
+    return taken
+  }
+
+  /// Delivers requests: to `records` themselves (`direct`), or as a dependent letting them go. A record
+  /// that is cancelled runs its handlers and lets go of what it waits for in turn — in this loop, so a
+  /// chain of any length takes constant stack depth.
+  @usableFromInline static func request(_ records: [_Cancellation], direct: Bool) {
+    var work = records.map { ($0, direct) }
+    while let (record, direct) = work.popLast() {
+      let cancelled: ([@Sendable () -> Void], [_Cancellation])? = _Lock(for: record).withLock {
+        if !direct { record.interest -= 1 }
+        guard record.state == .open, direct || record.interest == 0 else { return nil }
+        record.state = .cancelled
+        defer { record.handlers = [] }
+        return (record.handlers, record.takeWhatItWaitsFor())
+      }
+      guard let (handlers, above) = cancelled else { continue }
+      run(handlers, for: record)
+      work += above.map { ($0, false) }
+    }
+  }
+
+  /// Runs handlers on this thread, through its queue of work: after the callback running now, if any.
+  @usableFromInline static func run(_ handlers: [@Sendable () -> Void], for record: _Cancellation) {
+    for handler in handlers {
+      _Trampoline.withCurrent { $0.run(_Job(record) { _ in handler() }) }
+    }
+  }
+}
+
+#if DEBUG
+  /// The promises already reported as not cancellable, so that each is reported once. Debug builds only.
+  nonisolated enum _CannotCancelReports {
+    private final class Seen: @unchecked Sendable {  // `promises` is used only under its lock
+      var promises: [ObjectIdentifier: Weak] = [:]
+    }
+    private struct Weak { weak var promise: AnyObject? }
+    private static let seen = Seen()
+
+    /// `true` the first time it is asked about `promise` (while that promise lives).
+    static func first(for promise: AnyObject) -> Bool {
+      _Lock(for: seen).withLock {
+        let id = ObjectIdentifier(promise)
+        if seen.promises[id]?.promise === promise { return false }
+        seen.promises = seen.promises.filter { $0.value.promise != nil }
+        seen.promises[id] = Weak(promise: promise)
+        return true
+      }
+    }
+  }
+#endif

@@ -1,0 +1,706 @@
+import Dispatch
+import ResultPromise
+import Synchronization
+import Testing
+
+extension TestError {
+  /// What the test work reports when a request stops it.
+  static let stopped = TestError.other(-1)
+}
+
+/// Work behind a cancellable promise, as a test sees it: `requests` counts the handler's runs; a handler
+/// that `stops` fails the promise with `.stopped`, as a URLSession task reports `URLError.cancelled`.
+final class Work: Sendable {
+  let promise: ResultPromise<Int, TestError>
+  private let counter: Counter
+
+  init(stops: Bool = true, file: StaticString = #fileID, line: UInt = #line) {
+    let counter = Counter()
+    self.counter = counter
+    promise = ResultPromise(
+      { done, onCancel in
+        onCancel {
+          counter.increment()
+          if stops { done(.failure(.stopped)) }
+        }
+      }, file: file, line: line)
+  }
+
+  var requests: Int { counter.value }
+}
+
+/// Types named only in one test each, so that the broken-promise reports they look for are their own.
+private struct NeverCancellableMarker {}
+private struct OperatorMadeMarker {}
+private struct DroppedCancellableMarker {}
+
+@Suite("Cancellation: requests reach the work")
+struct CancellationTests {
+  // MARK: Sources and requests (semantics 15)
+
+  @Test("cancel() runs the handler once, and the work's typed failure reaches every observer once")
+  func requestReachesHandler() {
+    let work = Work()
+    let seen = Log<Result<Int, TestError>>()
+    work.promise.await(seen.append)
+    work.promise.onFailure { seen.append(.failure($0)) }
+    let step = work.promise.map { $0 + 1 }
+    step.await(seen.append)
+    work.promise.cancel()
+    work.promise.cancel()
+    step.cancel()
+    #expect(work.requests == 1)
+    #expect(seen.values == [.failure(.stopped), .failure(.stopped), .failure(.stopped)])
+  }
+
+  @Test("a request never settles a promise by itself: work that ignores it settles as it would have")
+  func requestIsNotAnOutcome() {
+    let work = Work(stops: false)
+    let step = work.promise.map { $0 * 2 }
+    step.cancel()
+    #expect(work.requests == 1)
+    #expect(work.promise.isPending && step.isPending)
+    work.promise.succeed(21)
+    #expect(step.settledResult == .success(42))
+  }
+
+  @Test("a handler registered after the request runs at once; after settlement, never")
+  func lateHandlers() {
+    let register = Mutex<(@Sendable (@escaping @Sendable () -> Void) -> Void)?>(nil)
+    let fulfil = Mutex<(@Sendable (Result<Int, TestError>) -> Void)?>(nil)
+    let promise = ResultPromise<Int, TestError> { done, onCancel in
+      register.withLock { $0 = onCancel }
+      fulfil.withLock { $0 = done }
+    }
+    let onCancel = register.withLock { $0! }
+    let runs = Log<String>()
+    promise.cancel()
+    #expect(runs.values == [])
+    onCancel { runs.append("late") }
+    #expect(runs.values == ["late"])
+    let done = fulfil.withLock { $0! }
+    done(.failure(.stopped))
+
+    let settled = ResultPromise<Int, TestError> { done, onCancel in
+      register.withLock { $0 = onCancel }
+      done(.success(1))
+    }
+    let afterSettlement = register.withLock { $0! }
+    afterSettlement { runs.append("after settlement") }
+    settled.cancel()
+    #expect(runs.values == ["late"])
+  }
+
+  @Test("a promise that settles first releases its handlers unrun, with what they capture")
+  func settlementReleasesHandlers() {
+    weak var weakCaptured: Tracked?
+    let promise: ResultPromise<Int, TestError> = {
+      let captured = Tracked()
+      weakCaptured = captured
+      return ResultPromise { done, onCancel in onCancel { _ = (captured, done) } }
+    }()
+    #expect(weakCaptured != nil)
+    promise.succeed(1)
+    #expect(weakCaptured == nil)
+    promise.cancel()
+    #expect(promise.settledResult == .success(1))
+  }
+
+  @Test("handlers run on the requesting thread, after the callback that asked")
+  func handlersRunAfterTheCallback() {
+    let order = Log<String>()
+    let work = ResultPromise<Int, TestError> { done, onCancel in
+      onCancel {
+        order.append("handler")
+        done(.failure(.stopped))
+      }
+    }
+    let trigger = ResultPromise<Void, Never>()
+    trigger.await { _ in
+      work.cancel()
+      order.append("callback ends")
+    }
+    trigger.succeed()
+    #expect(order.values == ["callback ends", "handler"])
+  }
+
+  @Test("the non-Sendable form wraps work whose value is not Sendable")
+  func nonSendableSource() {
+    final class Model { var name = "" }
+    let stops = Counter()
+    let promise = ResultPromise<Model, TestError> { done, onCancel in
+      onCancel {
+        stops.increment()
+        done(.failure(.stopped))
+      }
+    }
+    promise.cancel()
+    #expect(stops.value == 1)
+    #expect(promise.isPending == false)
+  }
+
+  // MARK: Where a request goes (semantics 16)
+
+  /// The operators a request travels through, each making one promise from an `Int` promise.
+  enum Operator: String, CaseIterable, Sendable {
+    case then, map, mapThrowing, mapError, recover, recoverAsync, always, thenAsync, receiveOn, timeout
+
+    func add(to promise: ResultPromise<Int, TestError>) -> ResultPromise<Int, TestError> {
+      switch self {
+      case .then: promise.then { .success($0) }
+      case .map: promise.map { $0 }
+      case .mapThrowing: promise.map { (value: Int) throws(TestError) -> Int in value }
+      case .mapError: promise.mapError { $0 }
+      case .recover: promise.recover { .failure($0) }
+      case .recoverAsync: promise.recoverAsync { ResultPromise(error: $0) }
+      case .always: promise.always { _ in }
+      case .thenAsync: promise.thenAsync { ResultPromise(value: $0) }
+      case .receiveOn: promise.receive(on: DispatchQueue(label: "cancellation test"))
+      case .timeout: promise.timeout(.seconds(3600), failure: .boom)
+      }
+    }
+  }
+
+  @Test("a request on a step reaches its input's work, through every operator", arguments: Operator.allCases)
+  func throughEveryOperator(op: Operator) async {
+    let work = Work()
+    let step = op.add(to: op.add(to: work.promise))
+    step.cancel()
+    #expect(work.requests == 1)
+    #expect(await step.result == .failure(.stopped))
+  }
+
+  @Test("thenAsync's request reaches the promise it adopts, also one it adopts after the request")
+  func thenAsyncReachesAdopted() {
+    let input = Work(stops: false)
+    let inner = Work()
+    let step = input.promise.thenAsync { _ in inner.promise }
+    step.cancel()
+    #expect(input.requests == 1 && inner.requests == 0)
+    input.promise.succeed(1)  // the input ignored the request; the step adopts `inner` now
+    #expect(inner.requests == 1, "the adopted promise hears the request as it is adopted")
+    #expect(step.settledResult == .failure(.stopped))
+
+    let first = Work()
+    let second = Work()
+    let chain = first.promise.thenAsync { _ in second.promise }.map { $0 + 1 }
+    first.promise.succeed(1)
+    chain.cancel()
+    #expect(first.requests == 0, "a settled input hears nothing")
+    #expect(second.requests == 1)
+    #expect(chain.settledResult == .failure(.stopped))
+  }
+
+  @Test("recoverAsync's request reaches the promise it adopts")
+  func recoverAsyncReachesAdopted() {
+    let input = Work()
+    let fallback = Work()
+    let step = input.promise.recoverAsync { _ in fallback.promise }
+    input.promise.fail(.boom)
+    step.cancel()
+    #expect(input.requests == 0 && fallback.requests == 1)
+    #expect(step.settledResult == .failure(.stopped))
+  }
+
+  @Test("cancel() on a promise that cannot be cancelled does nothing, and says so once in debug builds")
+  func cannotCancelIsReported() {
+    BrokenPromiseReports.install()
+    let plain = ResultPromise<NeverCancellableMarker, TestError>()
+    plain.cancel()
+    plain.cancel()
+    #expect(plain.isPending)
+    let step = ResultPromise<Int, TestError>(value: 1).map { _ in OperatorMadeMarker() }
+    step.cancel()
+    #if DEBUG
+      let reports = BrokenPromiseReports.mentioning("NeverCancellableMarker")
+      #expect(reports.count == 1)
+      #expect(reports.values.first == 1)
+      #expect(reports.keys.first?.contains("ResultPromise+CancellationTests.swift") == true)
+      #expect(reports.keys.first?.contains("cannot be cancelled") == true)
+      let fromOperator = BrokenPromiseReports.mentioning("OperatorMadeMarker")
+      #expect(fromOperator.keys.first?.contains("made by an operator") == true)
+    #endif
+    plain.succeed(NeverCancellableMarker())
+  }
+
+  @Test("a chain rooted at a plain promise cannot reach work a thenAsync step adopts later")
+  func plainRootCannotReachAdoptedWork() {
+    let root = ResultPromise<Int, TestError>()
+    let inner = Work()
+    let tail = root.thenAsync { _ in inner.promise }.map { $0 + 1 }
+    tail.cancel()  // documented: nothing to reach yet, nor later
+    root.succeed(1)
+    #expect(inner.requests == 0)
+    inner.promise.succeed(2)
+    #expect(tail.settledResult == .success(3))
+  }
+
+  // MARK: Interest (semantics 17)
+
+  @Test("a shared promise stops only when its last dependent lets go")
+  func sharedPromiseStopsWhenLastLetsGo() {
+    let work = Work()
+    let first = work.promise.map { $0 + 1 }
+    let second = work.promise.map { $0 + 2 }.map { $0 + 3 }
+    first.cancel()
+    #expect(work.requests == 0)
+    #expect(first.isPending, "the first chain waits for the work, which goes on for the second")
+    second.cancel()
+    #expect(work.requests == 1)
+    #expect(first.settledResult == .failure(.stopped) && second.settledResult == .failure(.stopped))
+  }
+
+  @Test("cancel() on a shared promise itself stops it whatever its dependents want")
+  func directCancelWins() {
+    let work = Work()
+    let dependents = (0..<3).map { offset in work.promise.map { $0 + offset } }
+    work.promise.cancel()
+    #expect(work.requests == 1)
+    #expect(dependents.allSatisfy { $0.settledResult == .failure(.stopped) })
+  }
+
+  @Test("plain observers are not dependents; a step made and dropped is one, and one that settles lets go")
+  func whoIsADependent() {
+    let work = Work()
+    work.promise.onSuccess { _ in }.onFailure { _ in }.await { _ in }
+    let step = work.promise.map { $0 }
+    step.cancel()
+    #expect(work.requests == 1, "plain observers do not hold the work")
+
+    let shared = Work()
+    _ = shared.promise.map { $0 }  // made and dropped: it still waits for the result
+    shared.promise.map { $0 }.cancel()
+    #expect(shared.requests == 0)
+    shared.promise.succeed(0)
+
+    let settling = Work()
+    let only = settling.promise.map { $0 }
+    only.fulfil(with: .success(0))  // settled by hand: it wants its input no more
+    #expect(settling.requests == 1)
+  }
+
+  @Test("ignoringCancel() keeps the source from every request but one made on it directly")
+  func ignoringCancel() {
+    let work = Work()
+    let shared = work.promise.ignoringCancel()
+    let caller = shared.map { $0 + 1 }
+    caller.cancel()
+    shared.cancel()
+    #expect(work.requests == 0)
+    let direct = work.promise.map { $0 }
+    direct.cancel()
+    #expect(work.requests == 0, "ignoringCancel holds its dependent for good")
+    work.promise.succeed(1)
+    #expect(caller.settledResult == .success(2))
+    #expect(direct.settledResult == .success(1))
+    work.promise.cancel()
+    #expect(work.requests == 0, "a request after settlement does nothing")
+  }
+
+  // MARK: Combinators (semantics 17)
+
+  @Test("race lets its losers go once it settles, unless something else wants them")
+  func raceLetsLosersGo() {
+    let winner = Work()
+    let loser = Work()
+    let sharedLoser = Work()
+    let other = sharedLoser.promise.map { $0 }
+    let race = ResultPromise.race([winner.promise, loser.promise, sharedLoser.promise])
+    winner.promise.succeed(1)
+    #expect(race.settledResult == .success(1))
+    #expect(winner.requests == 0 && loser.requests == 1 && sharedLoser.requests == 0)
+    #expect(other.isPending)
+    sharedLoser.promise.succeed(2)
+  }
+
+  @Test("any lets the rest go after the first success; all and zip after the first failure")
+  func combinatorsLetTheRestGo() {
+    let a = Work()
+    let b = Work()
+    let any = ResultPromise.any([a.promise, b.promise])
+    a.promise.succeed(1)
+    #expect(any.settledResult == .success(1) && b.requests == 1)
+
+    let c = Work()
+    let d = Work()
+    let all = ResultPromise.all([c.promise, d.promise])
+    c.promise.fail(.boom)
+    #expect(all.settledResult == .failure(.boom) && d.requests == 1)
+
+    let e = Work()
+    let f = Work()
+    let zipped = ResultPromise.zip(e.promise, f.promise.map { "\($0)" })
+    e.promise.fail(.boom)
+    #expect(f.requests == 1)
+    if case .failure(let error) = zipped.settledResult { #expect(error == .boom) } else { Issue.record() }
+  }
+
+  @Test("allSettled never lets go early; cancelling a combinator's result reaches every input")
+  func cancellingCombinedPromises() {
+    let a = Work()
+    let b = Work(stops: false)
+    let settled = ResultPromise.allSettled([a.promise, b.promise])
+    a.promise.fail(.boom)
+    #expect(b.requests == 0)
+    settled.cancel()
+    #expect(a.requests == 0 && b.requests == 1)
+    b.promise.succeed(2)
+    #expect(settled.settledResult == .success([.failure(.boom), .success(2)]))
+
+    let c = Work()
+    let d = Work()
+    let race = ResultPromise.race([c.promise, d.promise])
+    race.cancel()
+    #expect(c.requests == 1 && d.requests == 1)
+    #expect(race.settledResult == .failure(.stopped))
+  }
+
+  @Test(
+    "all(_:concurrently:): a request reaches the pending promises, and those made after it hear it at once")
+  func concurrentlyCancelled() {
+    let works = Mutex<[Work]>([])
+    let makers = (0..<6).map { _ in
+      { () -> ResultPromise<Int, TestError> in
+        let work = Work(stops: false)
+        works.withLock { $0.append(work) }
+        return work.promise
+      }
+    }
+    let all = ResultPromise.all(makers, concurrently: 2)
+    #expect(works.withLock { $0.count } == 2)
+    all.cancel()
+    #expect(works.withLock { $0.map(\.requests) } == [1, 1])
+    works.withLock { $0[0] }.promise.succeed(0)  // the work ignored the request; a place is free
+    #expect(works.withLock { $0.map(\.requests) } == [1, 1, 1], "a promise made after the request hears it")
+    works.withLock { $0[1] }.promise.fail(.stopped)
+    #expect(all.settledResult == .failure(.stopped))
+    #expect(works.withLock { $0.count } == 3, "no maker is called after the failure")
+    works.withLock { $0[2] }.promise.succeed(2)
+  }
+
+  @Test("a combinator's result made from promises that cannot be cancelled cannot be cancelled either")
+  func plainCombinatorsStayPlain() {
+    let a = ResultPromise<Int, TestError>()
+    let all = ResultPromise.all([a])
+    all.cancel()
+    a.succeed(1)
+    #expect(all.settledResult == .success([1]))
+  }
+
+  // MARK: Timers and tasks (semantics 18)
+
+  @Test("timeout passes a request on and keeps its deadline; once fired, it lets its input go")
+  func timeoutForwardsAndKeepsDeadline() async {
+    let clock = ManualClock()
+    let ignoring = Work(stops: false)
+    let timed = ignoring.promise.timeout(.seconds(10), failure: .other(408), clock: clock)
+    timed.cancel()
+    #expect(ignoring.requests == 1)
+    await eventually { clock.sleepers == 1 }
+    clock.advance(by: .seconds(10))
+    #expect(await timed.result == .failure(.other(408)), "the work ignored the request; the deadline holds")
+    ignoring.promise.succeed(1)
+
+    let slow = Work()
+    let shared = Work()
+    let keeper = shared.promise.map { $0 }
+    let first = slow.promise.timeout(.seconds(5), failure: .other(408), clock: clock)
+    let second = shared.promise.timeout(.seconds(5), failure: .other(408), clock: clock)
+    await eventually { clock.sleepers == 2 }
+    clock.advance(by: .seconds(5))
+    #expect(await first.result == .failure(.other(408)))
+    #expect(await second.result == .failure(.other(408)))
+    #expect(slow.requests == 1, "a fired timeout lets its input go")
+    #expect(shared.requests == 0 && keeper.isPending, "unless something else wants it")
+    shared.promise.succeed(1)
+  }
+
+  @Test("delay passes a request on while it waits for its input, and ends its wait at once on one")
+  func delayOnRequest() async {
+    let clock = ManualClock()
+    let input = Work()
+    let delayed = input.promise.delay(.seconds(5), clock: clock)
+    delayed.cancel()
+    #expect(input.requests == 1)
+    #expect(await delayed.result == .failure(.stopped))
+
+    let waiting = ResultPromise<Int, TestError>(value: 7).delay(.seconds(5), clock: clock)
+    await eventually { clock.sleepers == 1 }
+    waiting.cancel()
+    #expect(waiting.settledResult == .success(7), "the held success, at once, without the clock")
+    await eventually("the timer leaves the clock") { clock.sleepers == 0 }
+
+    let late = Work(stops: false)
+    let heldBack = late.promise.delay(.seconds(5), clock: clock)
+    heldBack.cancel()
+    late.promise.succeed(3)
+    #expect(heldBack.settledResult == .success(3), "a request before the wait ends it as it starts")
+  }
+
+  @Test("after succeeds at once on a request, with its value")
+  func afterOnRequest() async {
+    let clock = ManualClock()
+    let tick = ResultPromise<String, Never>.after(.seconds(60), value: "tick", clock: clock)
+    await eventually { clock.sleepers == 1 }
+    tick.cancel()
+    #expect(tick.settledResult == .success("tick"))
+    await eventually { clock.sleepers == 0 }
+  }
+
+  @Test(
+    "retry: a request reaches the attempt, whose failure ends it; during a wait, the last failure at once")
+  func retryOnRequest() async {
+    let clock = ManualClock()
+    let attempts = Mutex<[Work]>([])
+    let retried = ResultPromise.retry(attempts: 5, delay: .seconds(1), clock: clock) {
+      let work = Work()
+      attempts.withLock { $0.append(work) }
+      return work.promise
+    }
+    retried.cancel()
+    #expect(attempts.withLock { $0.map(\.requests) } == [1])
+    #expect(await retried.result == .failure(.stopped))
+
+    let failing = Counter()
+    let waiting = ResultPromise<Int, TestError>.retry(attempts: 5, delay: .seconds(1), clock: clock) {
+      failing.increment()
+      return ResultPromise(error: .other(failing.value))
+    }
+    await eventually { clock.sleepers == 1 }
+    waiting.cancel()
+    #expect(waiting.settledResult == .failure(.other(1)))
+    #expect(failing.value == 1, "no other attempt")
+  }
+
+  @Test("init(priority:operation:) cancels its task, whose operation reports its own failure")
+  func operationTaskCancelled() async {
+    let started = ResultPromise<Void, Never>()
+    let promise = ResultPromise<Int, TestError> { () async throws(TestError) -> Int in
+      started.succeed()
+      while !Task.isCancelled { await Task.yield() }
+      throw .stopped
+    }
+    await started.value
+    promise.cancel()
+    #expect(await promise.result == .failure(.stopped))
+  }
+
+  // MARK: Swift Concurrency (semantics 14)
+
+  @Test("a cancelled task awaiting value lets the promise go: sole, the work stops; shared, it goes on")
+  func awaitingTaskLetsGo() async {
+    let work = Work()
+    let waiting = Task { try await work.promise.map { $0 }.value }
+    waiting.cancel()  // before or after the wait begins: either way it lets go
+    await #expect(throws: TestError.stopped) { try await waiting.value }
+    #expect(work.requests == 1)
+
+    let shared = Work()
+    let keeper = shared.promise.map { $0 }
+    let other = Task { await shared.promise.result }
+    other.cancel()
+    #expect(shared.requests == 0, "another dependent still wants it")
+    shared.promise.succeed(5)
+    #expect(await other.value == .success(5), "the wait ends only when the promise settles")
+    #expect(keeper.settledResult == .success(5))
+  }
+
+  @Test("resultAbandoningOnCancel returns at once when cancelled and lets the promise go")
+  func abandoningLetsGo() async {
+    let work = Work()
+    let waiting = Task { try await work.promise.valueAbandoningOnCancel() }
+    waiting.cancel()
+    await #expect(throws: CancellationError.self) { try await waiting.value }
+    #expect(work.requests == 1)
+    #expect(work.promise.settledResult == .failure(.stopped))
+  }
+
+  @Test("a cancelled task awaiting a promise that cannot be cancelled waits as before")
+  func plainAwaitUnchanged() async {
+    let plain = ResultPromise<Int, TestError>()
+    let waiting = Task { await plain.result }
+    waiting.cancel()
+    plain.succeed(1)
+    #expect(await waiting.value == .success(1))
+  }
+
+  // MARK: Main actor (semantics 19)
+
+  @Test("the main-actor view's cancel(), steps and awaiting tasks carry requests")
+  @MainActor func mainActorView() async {
+    final class Model { var name = "model" }
+    let stops = Counter()
+    let source = ResultPromise<Model, TestError> { done, onCancel in
+      onCancel {
+        stops.increment()
+        done(.failure(.stopped))
+      }
+    }
+    let view = source.onMainActor.map { $0.name }
+    view.cancel()
+    #expect(stops.value == 1)
+    #expect(await view.result == .failure(.stopped))
+
+    let work = Work()
+    let waiting = Task { @MainActor in await work.promise.onMainActor.map { $0 + 1 }.result }
+    waiting.cancel()
+    #expect(await waiting.value == .failure(.stopped))
+    #expect(work.requests == 1)
+  }
+
+  // MARK: Races (semantics 1, 15)
+
+  @Test("cancel racing settlement: the handler runs at most once and every observer exactly once")
+  func cancelRacingSettlement() {
+    let trials = 5_000
+    let handlerRuns = Counter()
+    let observerRuns = Counter()
+    let stoppedOutcomes = Counter()
+    for _ in 0..<trials {
+      let runs = Counter()
+      let promise = ResultPromise<Int, TestError> { done, onCancel in
+        onCancel {
+          runs.increment()
+          done(.failure(.stopped))
+        }
+      }
+      let step = promise.map { $0 }
+      step.await { result in
+        observerRuns.increment()
+        if result == .failure(.stopped) { stoppedOutcomes.increment() }
+      }
+      DispatchQueue.concurrentPerform(iterations: 2) { side in
+        if side == 0 { step.cancel() } else { promise.succeed(1) }
+      }
+      #expect(runs.value <= 1)
+      handlerRuns.add(runs.value)
+    }
+    #expect(observerRuns.value == trials)
+    #expect(stoppedOutcomes.value <= handlerRuns.value)
+  }
+
+  @Test("dependents letting go from many threads at once stop the shared work exactly once")
+  func concurrentWithdrawals() {
+    for _ in 0..<2_000 {
+      let work = Work()
+      let dependents = (0..<8).map { offset in work.promise.map { $0 + offset } }
+      DispatchQueue.concurrentPerform(iterations: dependents.count) { dependents[$0].cancel() }
+      #expect(work.requests == 1)
+      #expect(dependents.allSatisfy { $0.settledResult == .failure(.stopped) })
+    }
+  }
+
+  @Test("a step made after the last dependent let go hears nothing more, and settles with the work")
+  func chainingAfterTheLastWithdrawal() {
+    let work = Work(stops: false)
+    work.promise.map { $0 }.cancel()
+    #expect(work.requests == 1)
+    let late = work.promise.map { $0 + 1 }
+    late.cancel()
+    #expect(work.requests == 1, "a request runs a handler once")
+    work.promise.succeed(1)
+    #expect(late.settledResult == .success(2))
+  }
+
+  // MARK: Lifetimes (semantics 6, 7, 20)
+
+  @Test("a pending cancellable chain dropped is freed, and its root reported once")
+  func droppedCancellableChain() {
+    BrokenPromiseReports.install()
+    weak var weakTail: ResultPromise<Int, TestError>?
+    weak var weakRoot: ResultPromise<DroppedCancellableMarker, TestError>?
+    let fulfil = Mutex<(@Sendable (Result<DroppedCancellableMarker, TestError>) -> Void)?>(nil)
+    do {
+      let root = ResultPromise<DroppedCancellableMarker, TestError> { done, onCancel in
+        fulfil.withLock { $0 = done }
+        onCancel {}
+      }
+      let tail = root.map { _ in 1 }.thenAsync { ResultPromise(value: $0) }.map { $0 + 1 }
+      tail.await { _ in }
+      (weakTail, weakRoot) = (tail, root)
+    }
+    #expect(weakRoot != nil, "its fulfil function holds the root")
+    fulfil.withLock { $0 = nil }
+    #expect(weakTail == nil && weakRoot == nil)
+    #if DEBUG
+      #expect(BrokenPromiseReports.mentioning("DroppedCancellableMarker").values.reduce(0, +) == 1)
+    #endif
+  }
+
+  @Test("a settled chain keeps nothing alive through its records")
+  func settledChainKeepsNothing() {
+    weak var weakRoot: ResultPromise<Int, TestError>?
+    weak var weakMiddle: ResultPromise<Int, TestError>?
+    let tail: ResultPromise<Int, TestError>
+    do {
+      let work = Work()
+      let middle = work.promise.map { $0 + 1 }
+      tail = middle.thenAsync { ResultPromise(value: $0) }
+      (weakRoot, weakMiddle) = (work.promise, middle)
+      work.promise.succeed(1)
+    }
+    #expect(weakRoot == nil && weakMiddle == nil)
+    tail.cancel()
+    #expect(tail.settledResult == .success(2))
+  }
+}
+
+extension MillionSteps {
+  @Suite("Cancellation: stack depth")
+  struct CancellationStackDepthTests {
+    static let length = 1_000_000
+
+    @Test("a request travels a 1,000,000-step chain from its end to the work in constant stack depth")
+    func cancelThroughMillionSteps() async {
+      let work = Work()
+      let result = Log<Result<Int, TestError>>()
+      await onSmallStack {
+        var tail = work.promise
+        for _ in 0..<Self.length { tail = tail.map { $0 + 1 } }
+        tail.await(result.append)
+        tail.cancel()
+      }
+      #expect(work.requests == 1)
+      #expect(result.values == [.failure(.stopped)])
+    }
+
+    @Test("a request travels 1,000,000 steps after a thenAsync to the promise it adopted")
+    func cancelThroughAdoptedChain() async {
+      let inner = Work()
+      let result = Log<Result<Int, TestError>>()
+      await onSmallStack {
+        let work = Work()
+        var tail = work.promise.thenAsync { _ in inner.promise }
+        for _ in 0..<Self.length { tail = tail.map { $0 + 1 } }
+        tail.await(result.append)
+        work.promise.succeed(0)
+        tail.cancel()
+      }
+      #expect(inner.requests == 1)
+      #expect(result.values == [.failure(.stopped)])
+    }
+
+    @Test("a pending cancellable 1,000,000-step chain is released in constant stack depth, cancelled or not")
+    func releaseMillionStepCancellableChain() async {
+      let watched = Mutex<[Watched]>([])
+      await onSmallStack {
+        let fulfil = Mutex<(@Sendable (Result<Int, TestError>) -> Void)?>(nil)
+        do {
+          let root = ResultPromise<Int, TestError> { done, onCancel in
+            fulfil.withLock { $0 = done }
+            onCancel {}
+          }
+          var tail = root
+          for _ in 0..<Self.length { tail = tail.map { $0 + 1 } }
+          tail.await { _ in }
+          var cancelled = root.map { $0 }
+          for _ in 0..<Self.length { cancelled = cancelled.map { $0 + 1 } }
+          cancelled.cancel()
+          watched.withLock { $0 = [Watched(root), Watched(tail), Watched(cancelled)] }
+        }
+        fulfil.withLock { $0 = nil }  // the last hold on the pending chains: released here
+      }
+      #expect(watched.withLock { $0.count == 3 && $0.allSatisfy(\.isReleased) })
+    }
+  }
+}
