@@ -63,7 +63,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   ) {
     let record = _Cancellation()
     self.init(_userMade: record, file: file, line: line)
-    start({ [resolver = _Resolver(self)] in resolver.promise.fulfil(with: $0) }, record.onCancel)
+    start({ [resolver = _Resolver(self)] in resolver.promise.fulfil(with: $0) }, { record.onCancel($0) })
   }
 }
 
@@ -95,7 +95,7 @@ nonisolated extension ResultPromise {
   ) {
     let record = _Cancellation()
     self.init(_userMade: record, file: file, line: line)
-    start({ [resolver = _Resolver(self)] in resolver.promise.fulfil(with: $0) }, record.onCancel)
+    start({ [resolver = _Resolver(self)] in resolver.promise.fulfil(with: $0) }, { record.onCancel($0) })
   }
 
   /// Asks the work behind this promise to stop. A request: it never settles the promise by itself.
@@ -228,11 +228,11 @@ extension MainActorPromise {
   /// The promise has its outcome: its handlers are released unrun, and it lets go of what it waited for.
   @usableFromInline override func settled() {
     // The handlers are released after the lock: what they capture may have deinitialisers (user code).
-    let (letGo, unrun): ([_Cancellation]?, [@Sendable () -> Void]) = _Lock(for: self).withLock {
+    let (letGo, unrun): (Waited?, [@Sendable () -> Void]) = _Lock(for: self).withLock {
       defer { (state, handlers) = (.settled, []) }
       return (state == .open ? takeWhatItWaitsFor() : nil, handlers)
     }
-    if let letGo { _Cancellation.request(letGo, direct: false) }
+    if let letGo { _Cancellation.request(letGo.upstream, direct: false, andAll: letGo.inputs) }
     _ = unrun
   }
 
@@ -240,10 +240,10 @@ extension MainActorPromise {
   /// already, `other` hears it at once (it is let go as soon as it is counted).
   @usableFromInline override func adopt(_ other: _Extras?) {
     let other = (other as? _Cancellation).flatMap { $0.count() ? $0 : nil }
-    let letGo: [_Cancellation] = _Lock(for: self).withLock {
-      guard state == .open else { return other.map { [$0] } ?? [] }
+    let letGo: _Cancellation? = _Lock(for: self).withLock {
+      guard state == .open else { return other }
       defer { upstream = other }
-      return upstream.map { [$0] } ?? []
+      return upstream
     }
     _Cancellation.request(letGo, direct: false)
   }
@@ -266,7 +266,7 @@ extension MainActorPromise {
       if state == .open { inputs.append(other) }
       return state == .open
     }
-    if !open { _Cancellation.request([other], direct: false) }
+    if !open { _Cancellation.request(other, direct: false) }
   }
 
   /// Registers a handler that stops the work: run on a request, at once if one has come.
@@ -279,7 +279,7 @@ extension MainActorPromise {
   }
 
   /// A request made on this promise itself.
-  @usableFromInline func cancel() { _Cancellation.request([self], direct: true) }
+  @usableFromInline func cancel() { _Cancellation.request(self, direct: true) }
 
   /// Counts one more dependent; `false` if the promise has settled, so nothing is to be let go later.
   @usableFromInline func count() -> Bool {
@@ -289,21 +289,27 @@ extension MainActorPromise {
     }
   }
 
+  /// What a promise waited for, moved out of its record.
+  @usableFromInline typealias Waited = (upstream: _Cancellation?, inputs: [_Cancellation])
+
   /// Moves out what the promise waits for; under the lock.
-  @usableFromInline func takeWhatItWaitsFor() -> [_Cancellation] {
-    var taken: [_Cancellation] = []
-    swap(&taken, &inputs)
-    if let upstream = upstream.take() { taken.append(upstream) }
-    return taken
+  @usableFromInline func takeWhatItWaitsFor() -> Waited {
+    var inputs: [_Cancellation] = []
+    swap(&inputs, &self.inputs)
+    return (upstream.take(), inputs)
   }
 
-  /// Delivers requests: to `records` themselves (`direct`), or as a dependent letting them go. A record
-  /// that is cancelled runs its handlers and lets go of what it waits for in turn — in this loop, so a
-  /// chain of any length takes constant stack depth.
-  @usableFromInline static func request(_ records: [_Cancellation], direct: Bool) {
-    var work = records.map { ($0, direct) }
-    while let (record, direct) = work.popLast() {
-      let cancelled: ([@Sendable () -> Void], [_Cancellation])? = _Lock(for: record).withLock {
+  /// Delivers requests: to `record` itself if `direct`, otherwise as a dependent letting it (and `others`)
+  /// go. A record that is cancelled runs its handlers and lets go of what it waits for in turn — in this
+  /// loop, so a chain of any length takes constant stack depth. Along a chain nothing is allocated.
+  @usableFromInline static func request(
+    _ record: _Cancellation?, direct: Bool, andAll others: [_Cancellation] = []
+  ) {
+    var (next, others, direct) = (record, others, direct)
+    while let record = next ?? others.popLast() {
+      next = nil
+      let cancelled: ([@Sendable () -> Void], Waited)? = _Lock(for: record).withLock {
+        defer { direct = false }
         if !direct { record.interest -= 1 }
         guard record.state == .open, direct || record.interest == 0 else { return nil }
         record.state = .cancelled
@@ -312,7 +318,8 @@ extension MainActorPromise {
       }
       guard let (handlers, above) = cancelled else { continue }
       run(handlers, for: record)
-      work += above.map { ($0, false) }
+      next = above.upstream
+      others += above.inputs
     }
   }
 
