@@ -5,6 +5,7 @@
 //
 //   swift run --package-path Examples/GRDBBands GRDBBands                 # success; exits 0
 //   swift run --package-path Examples/GRDBBands GRDBBands --fail-at save  # injected failure; exits 1
+//   swift run --package-path Examples/GRDBBands GRDBBands --cancel        # stops a query and a request
 import PackageDescription
 
 import struct Foundation.URL

@@ -22,11 +22,14 @@ nonisolated enum StoreError: Error, Equatable {
   case notFound(id: Int64)
   case database(String)
   case server(String)
+  /// The work stopped because it was asked to (`cancel()`).
+  case cancelled
 
   /// Meets an `any Error` from GRDB (or from our own code inside its closures) at the boundary.
   init(_ error: any Error) {
     switch error {
     case let error as StoreError: self = error
+    case let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT: self = .cancelled
     case let error as DatabaseError: self = .database(error.message ?? "\(error.resultCode)")
     default: self = .database("\(error)")
     }
@@ -95,6 +98,27 @@ nonisolated struct BandDatabase: Sendable {
         try written.update(db)
         return written
       }) { _, result in done(result) }
+    }
+    .mapError(StoreError.init)
+  }
+
+  /// Counts to `limit` in SQL, one row at a time: minutes of work for a billion, unless it is stopped.
+  /// A request to cancel interrupts the statement (`sqlite3_interrupt`), which then fails with
+  /// `SQLITE_INTERRUPT` — reported as `StoreError.cancelled`. (`interrupt()` stops whatever statement
+  /// runs on this database at that moment: the price of SQLite's API.)
+  func count(to limit: Int) -> ResultPromise<Int, StoreError> {
+    ResultPromise<Int, any Error> { done, onCancel in
+      onCancel { queue.interrupt() }
+      queue.asyncRead { access in
+        done(
+          Result {
+            let sql = """
+              WITH RECURSIVE counter(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM counter WHERE n < ?)
+              SELECT count(*) FROM counter
+              """
+            return try Int.fetchOne(try access.get(), sql: sql, arguments: [limit]) ?? 0
+          })
+      }
     }
     .mapError(StoreError.init)
   }

@@ -1,6 +1,8 @@
 // Runs the view model once, as an app would from a button:
 //   GRDBBands [--fail-at migrate|fetch|update|save]
 // Prints what the screen would show; exits 0 if the band was saved with its alias, 1 otherwise.
+//   GRDBBands --cancel
+// Cancels a slow query and an unanswered HTTP request (Cancelling.swift); exits 0 if both stopped early.
 
 import Dispatch
 import Foundation
@@ -17,6 +19,10 @@ if let flag = arguments.firstIndex(of: "--fail-at") {
 }
 
 let database = try BandDatabase(failAt: failAt)
+if arguments.contains("--cancel") {
+  demonstrateCancellation(database: database)
+  dispatchMain()
+}
 let model = BandsViewModel(database: database, server: BandServer(failAt: failAt))
 model.addAlias("The Quarrymen", toBand: 1).onMainActor.await { result in
   print(model.status)
