@@ -158,3 +158,12 @@ struct MainActorReader: Sendable {
   }
 }
 let mainActorReader = MainActorReader()
+
+// Cancellation (the article's first example defines its own `APIError` and `data(from:)`; the others use these).
+enum APIError: Error { case offline, cancelled, badStatus(Int) }
+func data(from url: URL) -> ResultPromise<Data, APIError> {
+  ResultPromise { done, onCancel in onCancel { done(.failure(.cancelled)) } }
+}
+let profileURL = URL(string: "https://example.com/profile")!
+func avatarURL(_ size: Int) -> URL { profileURL }
+func render(page: Int) async {}

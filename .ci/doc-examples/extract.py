@@ -37,5 +37,8 @@ for path in files:
         index += 1
 
 with open(out, "w", encoding="utf-8") as file:
-    file.write("import Dispatch\nimport Foundation\nimport ResultPromise\n\n" + "\n".join(functions))
+    file.write(
+        "import Dispatch\nimport Foundation\nimport ResultPromise\n"
+        + "#if canImport(FoundationNetworking)\n  import FoundationNetworking\n#endif\n\n"
+        + "\n".join(functions))
 print(f"{len(functions)} code blocks from {len(files)} files")

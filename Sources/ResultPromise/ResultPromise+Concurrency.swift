@@ -33,7 +33,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// }
   /// ```
   ///
-  /// **Cancellation:** as for ``value``: a cancelled awaiting task lets the promise go, so the work behind
+  /// **Cancellation:** as for ``value-2qr5k``: a cancelled awaiting task lets the promise go, so the work behind
   /// a promise nothing else wants is asked to stop; the wait ends when the promise settles, with the
   /// outcome the work reports. To stop waiting at once, use ``resultAbandoningOnCancel()``; to bound the
   /// wait, ``timeout(_:failure:clock:)``. Any number of tasks may await one promise; each resumes exactly
@@ -99,7 +99,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// If the awaiting task is cancelled before the promise settles — or was cancelled before this call
   /// — this returns at once by throwing `CancellationError`. Otherwise it returns like ``result``.
   /// The task is resumed exactly once, also when cancellation and settlement race. Cancelling it also
-  /// lets the promise go, as for ``value``: if nothing else wants a promise that can be cancelled, its
+  /// lets the promise go, as for ``value-2qr5k``: if nothing else wants a promise that can be cancelled, its
   /// work is asked to stop (the `CancellationError` has been thrown by then, whatever the work reports).
   /// This wait never settles the promise itself. After it returns, nothing of the task is kept; the
   /// promise keeps a small observer until it settles or is released.
