@@ -378,6 +378,16 @@ struct CancellationTests {
     works.withLock { $0[2] }.promise.succeed(2)
   }
 
+  @Test("all(_:concurrently:) lets go of the promises still pending when a failure ends it")
+  func concurrentlyLetsGoOnFailure() {
+    let works = (0..<3).map { _ in Work() }
+    let makers = works.map { work in { work.promise } }
+    let all = ResultPromise.all(makers, concurrently: 3)
+    works[0].promise.fail(.boom)
+    #expect(all.settledResult == .failure(.boom))
+    #expect(works.map(\.requests) == [0, 1, 1])
+  }
+
   @Test("a combinator's result made from promises that cannot be cancelled cannot be cancelled either")
   func plainCombinatorsStayPlain() {
     let a = ResultPromise<Int, TestError>()
@@ -435,6 +445,10 @@ struct CancellationTests {
     heldBack.cancel()
     late.promise.succeed(3)
     #expect(heldBack.settledResult == .success(3), "a request before the wait ends it as it starts")
+
+    let never = ResultPromise<Int, TestError>(value: 9).delay(.seconds(Int64.max), clock: clock)
+    never.cancel()
+    #expect(never.settledResult == .success(9), "a wait that would never end, ended by a request")
   }
 
   @Test("after succeeds at once on a request, with its value")

@@ -1,5 +1,5 @@
 // ResultPromise side by side with swift-nio's EventLoopFuture, OpenCombine's Future, plain Swift
-// Concurrency and a floor, in one run. Scenarios S1–S8 are described in the README's Performance
+// Concurrency and a floor, in one run. Scenarios S1–S9 are described in the README's Performance
 // section; every contender does the same `n` steps per iteration, so ns per step = µs per iteration
 // × 1000 / n.
 import Benchmark
@@ -33,6 +33,7 @@ let benchmarks: @Sendable () -> Void = {
   memoryPerPromise()
   longestChain()
   crossThread()
+  cancellableChain()
 }
 
 // MARK: - Registering contenders
@@ -485,6 +486,39 @@ func crossThread() {
     var sum = 0
     for task in tasks { sum &+= await task.value }
     blackHole(sum)
+  }
+  floor(scenario)
+}
+
+// MARK: - S9: a chain that can be cancelled: n map steps on a cancellable root, settled or cancelled
+
+/// The `fulfil` function of a cancellable root, kept to settle it. `@unchecked Sendable`: set and used on
+/// the benchmark's one thread.
+final class RootFulfil: @unchecked Sendable {
+  var call: (@Sendable (Result<Int, Never>) -> Void)?
+}
+
+/// Builds `length` `map` steps on a root made with `ResultPromise { done, onCancel in … }`, then settles
+/// the root — or, if `cancelling`, cancels the chain from its end, which reaches the root's handler (the
+/// request walks the whole chain) and settles it from there.
+func cancellableRootChain(_ length: Int, cancelling: Bool) {
+  let fulfil = RootFulfil()
+  let root = ResultPromise<Int, Never> { done, onCancel in
+    fulfil.call = done
+    onCancel { done(.success(-1)) }
+  }
+  var tail = root
+  for _ in 0..<length { tail = tail.map { $0 + 1 } }
+  if cancelling { tail.cancel() } else { fulfil.call?(.success(0)) }
+  blackHole(tail)
+}
+
+func cancellableChain() {
+  let scenario = "S9 cancellable chain"
+  contender(scenario, "ResultPromise settled") { _ in cancellableRootChain(n, cancelling: false) }
+  contender(scenario, "ResultPromise cancelled from its end") { _ in cancellableRootChain(n, cancelling: true) }
+  contender(scenario, "ResultPromise plain, for comparison") { _ in
+    pendingRootChain(n) { (promise: ResultPromise<Int, Never>) in promise.map { $0 + 1 } }
   }
   floor(scenario)
 }
