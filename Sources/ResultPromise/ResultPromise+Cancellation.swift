@@ -170,22 +170,23 @@ nonisolated extension ResultPromise {
   }
 }
 
-@MainActor
-extension MainActorPromise {
+nonisolated extension MainActorPromise {
   /// Asks the work behind the underlying promise to stop, as ``ResultPromise/cancel()`` does.
   ///
   /// ```swift
   /// @MainActor final class ProfileModel {
+  ///     var profile: Profile?
   ///     private var loading: MainActorPromise<Profile, APIError>?
+  ///
   ///     func show(_ id: User.ID) {
-  ///         loading?.cancel()
+  ///         loading?.cancel()   // the previous load, if it is still running
   ///         loading = api.profile(id).onMainActor.onSuccess { self.profile = $0 }
   ///     }
   /// }
   /// ```
   ///
-  /// The view's steps are dependents like any other. Handlers run on the calling thread, here the main
-  /// actor, not hopped anywhere.
+  /// The view's steps are dependents like any other. Callable from any isolation (a `deinit`, say);
+  /// handlers run on the calling thread, not hopped to the main actor.
   public func cancel() {
     promise.cancel()
   }

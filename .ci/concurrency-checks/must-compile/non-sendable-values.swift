@@ -44,3 +44,27 @@ func both() -> ResultPromise<[Model], ModelError> {
     try await loadModel().onMainActor.value.name
   }
 }
+
+// Work that can be stopped, for a non-Sendable value: the `sending` form, chosen by the closure's arity.
+func stoppableModel() -> ResultPromise<Model, ModelError> {
+  ResultPromise { done, onCancel in
+    let queue = DispatchQueue(label: "parse")
+    onCancel { queue.async { done(.failure(.missing)) } }
+    queue.async { done(.success(Model())) }
+  }
+}
+
+@MainActor final class CancellingViewModel {
+  var loading: MainActorPromise<String, ModelError>?
+
+  func show() {
+    loading?.cancel()
+    loading = stoppableModel().onMainActor.map { $0.name }
+  }
+
+  func stop() async {
+    let task = Task { await stoppableModel().onMainActor.map { $0.name }.result }
+    task.cancel()
+    _ = await task.value
+  }
+}

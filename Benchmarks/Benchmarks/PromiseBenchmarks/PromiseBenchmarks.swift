@@ -516,7 +516,8 @@ func cancellableRootChain(_ length: Int, cancelling: Bool) {
 func cancellableChain() {
   let scenario = "S9 cancellable chain"
   contender(scenario, "ResultPromise settled") { _ in cancellableRootChain(n, cancelling: false) }
-  contender(scenario, "ResultPromise cancelled from its end") { _ in cancellableRootChain(n, cancelling: true) }
+  contender(scenario, "ResultPromise cancelled from its end") { _ in cancellableRootChain(n, cancelling: true)
+  }
   contender(scenario, "ResultPromise plain, for comparison") { _ in
     pendingRootChain(n) { (promise: ResultPromise<Int, Never>) in promise.map { $0 + 1 } }
   }
