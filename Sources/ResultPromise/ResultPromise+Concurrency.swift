@@ -2,8 +2,11 @@
 // from an async operation. The value moves between tasks, so `Success` must be `Sendable`; main-actor
 // code awaits a promise of a non-`Sendable` value through `onMainActor`.
 //
-// This file needs the core file and `ResultPromise+MainActor.swift` beside it (for the main-actor view's
-// `…AbandoningOnCancel` pair).
+// A task awaiting a promise is one of its dependents: when the task is cancelled, it lets the promise go
+// (see `cancel()`), and a promise made from an async operation cancels its task on a request.
+//
+// This file needs the core file, `ResultPromise+MainActor.swift` (for the main-actor view's
+// `…AbandoningOnCancel` pair) and `ResultPromise+Cancellation.swift` beside it.
 
 nonisolated extension ResultPromise where Success: Sendable {
   /// The success value, awaited from Swift Concurrency; throws the failure.
