@@ -593,6 +593,30 @@ struct CancellationTests {
     #expect(stoppedOutcomes.value <= handlerRuns.value)
   }
 
+  @Test("a handler that runs while the work settles: the first outcome stands, and each observer runs once")
+  func handlerDuringSettlement() {
+    let inHandler = DispatchSemaphore(value: 0)
+    let settled = DispatchSemaphore(value: 0)
+    let handlerDone = DispatchGroup()
+    let promise = ResultPromise<Int, TestError> { done, onCancel in
+      onCancel {
+        inHandler.signal()
+        settled.wait()  // the work settles meanwhile, on the test's thread
+        done(.failure(.stopped))  // too late: changes nothing
+      }
+    }
+    let step = promise.map { $0 + 1 }
+    let seen = Log<Result<Int, TestError>>()
+    step.await(seen.append)
+    DispatchQueue.global().async(group: handlerDone) { step.cancel() }
+    inHandler.wait()
+    #expect(promise.succeed(1))
+    settled.signal()
+    handlerDone.wait()
+    #expect(seen.values == [.success(2)])
+    #expect(promise.settledResult == .success(1))
+  }
+
   @Test("dependents letting go from many threads at once stop the shared work exactly once")
   func concurrentWithdrawals() {
     for _ in 0..<2_000 {
