@@ -155,7 +155,7 @@ nonisolated extension ResultPromise {
   /// - Returns: A promise with this promise's outcome.
   public func ignoringCancel() -> ResultPromise<Success, Failure> {
     let next = ResultPromise(_pending: nil)
-    _ = _extras?.dependent(on: nil)  // a dependent that never lets go
+    _ = (_extras as? _Cancellation)?.count()  // a dependent that never lets go
     _await { next.fulfil(with: $0) }
     return next
   }
@@ -308,11 +308,11 @@ nonisolated extension MainActorPromise {
   ) {
     var (next, others, direct) = (record, others, direct)
     while let record = next ?? others.popLast() {
-      next = nil
+      let isDirect = direct  // only the first record, and only if asked
+      (next, direct) = (nil, false)
       let cancelled: ([@Sendable () -> Void], Waited)? = _Lock(for: record).withLock {
-        defer { direct = false }
-        if !direct { record.interest -= 1 }
-        guard record.state == .open, direct || record.interest == 0 else { return nil }
+        if !isDirect { record.interest -= 1 }
+        guard record.state == .open, isDirect || record.interest == 0 else { return nil }
         record.state = .cancelled
         defer { record.handlers = [] }
         return (record.handlers, record.takeWhatItWaitsFor())

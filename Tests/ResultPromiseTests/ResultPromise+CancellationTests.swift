@@ -29,6 +29,17 @@ final class Work: Sendable {
   var requests: Int { counter.value }
 }
 
+/// Work behind a cancellable promise of a non-`Sendable` value: a request counts in `stops` and fails it
+/// with `.stopped` (`Work` for a `Model`, which cannot be shared as `Work` is).
+private func stoppableModel(counting stops: Counter) -> ResultPromise<Model, TestError> {
+  ResultPromise { done, onCancel in
+    onCancel {
+      stops.increment()
+      done(.failure(.stopped))
+    }
+  }
+}
+
 /// Types named only in one test each, so that the broken-promise reports they look for are their own.
 private struct NeverCancellableMarker {}
 private struct OperatorMadeMarker {}
@@ -126,14 +137,8 @@ struct CancellationTests {
 
   @Test("the non-Sendable form wraps work whose value is not Sendable")
   func nonSendableSource() {
-    final class Model { var name = "" }
     let stops = Counter()
-    let promise = ResultPromise<Model, TestError> { done, onCancel in
-      onCancel {
-        stops.increment()
-        done(.failure(.stopped))
-      }
-    }
+    let promise = stoppableModel(counting: stops)
     promise.cancel()
     #expect(stops.value == 1)
     #expect(promise.isPending == false)
@@ -542,15 +547,8 @@ struct CancellationTests {
 
   @Test("the main-actor view's cancel(), steps and awaiting tasks carry requests")
   @MainActor func mainActorView() async {
-    final class Model { var name = "model" }
     let stops = Counter()
-    let source = ResultPromise<Model, TestError> { done, onCancel in
-      onCancel {
-        stops.increment()
-        done(.failure(.stopped))
-      }
-    }
-    let view = source.onMainActor.map { $0.name }
+    let view = stoppableModel(counting: stops).onMainActor.map { $0.name }
     view.cancel()
     #expect(stops.value == 1)
     #expect(await view.result == .failure(.stopped))
@@ -571,23 +569,17 @@ struct CancellationTests {
     let observerRuns = Counter()
     let stoppedOutcomes = Counter()
     for _ in 0..<trials {
-      let runs = Counter()
-      let promise = ResultPromise<Int, TestError> { done, onCancel in
-        onCancel {
-          runs.increment()
-          done(.failure(.stopped))
-        }
-      }
-      let step = promise.map { $0 }
+      let work = Work()
+      let step = work.promise.map { $0 }
       step.await { result in
         observerRuns.increment()
         if result == .failure(.stopped) { stoppedOutcomes.increment() }
       }
       DispatchQueue.concurrentPerform(iterations: 2) { side in
-        if side == 0 { step.cancel() } else { promise.succeed(1) }
+        if side == 0 { step.cancel() } else { work.promise.succeed(1) }
       }
-      #expect(runs.value <= 1)
-      handlerRuns.add(runs.value)
+      #expect(work.requests <= 1)
+      handlerRuns.add(work.requests)
     }
     #expect(observerRuns.value == trials)
     #expect(stoppedOutcomes.value <= handlerRuns.value)
