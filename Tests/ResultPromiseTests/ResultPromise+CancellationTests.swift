@@ -1,6 +1,5 @@
 import Dispatch
 import ResultPromise
-import Synchronization
 import Testing
 
 extension TestError {
@@ -77,8 +76,8 @@ struct CancellationTests {
 
   @Test("a handler registered after the request runs at once; after settlement, never")
   func lateHandlers() {
-    let register = Mutex<(@Sendable (@escaping @Sendable () -> Void) -> Void)?>(nil)
-    let fulfil = Mutex<(@Sendable (Result<Int, TestError>) -> Void)?>(nil)
+    let register = Locked<(@Sendable (@escaping @Sendable () -> Void) -> Void)?>(nil)
+    let fulfil = Locked<(@Sendable (Result<Int, TestError>) -> Void)?>(nil)
     let promise = ResultPromise<Int, TestError> { done, onCancel in
       register.withLock { $0 = onCancel }
       fulfil.withLock { $0 = done }
@@ -363,7 +362,7 @@ struct CancellationTests {
   @Test(
     "all(_:concurrently:): a request reaches the pending promises, and those made after it hear it at once")
   func concurrentlyCancelled() {
-    let works = Mutex<[Work]>([])
+    let works = Locked<[Work]>([])
     let makers = (0..<6).map { _ in
       { () -> ResultPromise<Int, TestError> in
         let work = Work(stops: false)
@@ -470,7 +469,7 @@ struct CancellationTests {
     "retry: a request reaches the attempt, whose failure ends it; during a wait, the last failure at once")
   func retryOnRequest() async {
     let clock = ManualClock()
-    let attempts = Mutex<[Work]>([])
+    let attempts = Locked<[Work]>([])
     let retried = ResultPromise.retry(attempts: 5, delay: .seconds(1), clock: clock) {
       let work = Work()
       attempts.withLock { $0.append(work) }
@@ -639,7 +638,7 @@ struct CancellationTests {
     BrokenPromiseReports.install()
     weak var weakTail: ResultPromise<Int, TestError>?
     weak var weakRoot: ResultPromise<DroppedCancellableMarker, TestError>?
-    let fulfil = Mutex<(@Sendable (Result<DroppedCancellableMarker, TestError>) -> Void)?>(nil)
+    let fulfil = Locked<(@Sendable (Result<DroppedCancellableMarker, TestError>) -> Void)?>(nil)
     do {
       let root = ResultPromise<DroppedCancellableMarker, TestError> { done, onCancel in
         fulfil.withLock { $0 = done }
@@ -712,9 +711,9 @@ extension MillionSteps {
 
     @Test("a pending cancellable 1,000,000-step chain is released in constant stack depth, cancelled or not")
     func releaseMillionStepCancellableChain() async {
-      let watched = Mutex<[Watched]>([])
+      let watched = Locked<[Watched]>([])
       await onSmallStack {
-        let fulfil = Mutex<(@Sendable (Result<Int, TestError>) -> Void)?>(nil)
+        let fulfil = Locked<(@Sendable (Result<Int, TestError>) -> Void)?>(nil)
         do {
           let root = ResultPromise<Int, TestError> { done, onCancel in
             fulfil.withLock { $0 = done }

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import ResultPromise
-import Synchronization
 import Testing
 
 /// One or more tests per numbered semantic of DESIGN.md (5 and 6 have their own suites,
@@ -476,7 +475,7 @@ struct SemanticsTests {
 
   /// A completion-handler API that keeps the handler and later drops it without calling it.
   final class ForgetfulAPI: Sendable {
-    private let handler = Mutex<(@Sendable (Result<AwaitedUncalledMarker, TestError>) -> Void)?>(nil)
+    private let handler = Locked<(@Sendable (Result<AwaitedUncalledMarker, TestError>) -> Void)?>(nil)
     let received = DispatchSemaphore(value: 0)
     func load(completion: @escaping @Sendable (Result<AwaitedUncalledMarker, TestError>) -> Void) {
       handler.withLock { $0 = completion }

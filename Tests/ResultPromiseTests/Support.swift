@@ -15,9 +15,27 @@ enum AppError: Error, Equatable {
   case wrapped(TestError)
 }
 
+/// A value guarded by a lock: the tests' `Mutex`. Not `Synchronization.Mutex`, whose lock ThreadSanitizer
+/// cannot see into (it is prebuilt, and on Linux waits on a futex), so that it reported the state it guards
+/// as raced; `NSLock` is a pthread mutex, which ThreadSanitizer understands.
+///
+/// `@unchecked Sendable`: `value` is only read and written while `lock` is held.
+final class Locked<Value>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value: Value
+
+  init(_ value: Value) { self.value = value }
+
+  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    lock.lock()
+    defer { lock.unlock() }
+    return try body(&value)
+  }
+}
+
 /// A thread-safe log of values, in the order they were appended.
 final class Log<Value: Sendable>: Sendable {
-  private let storage = Mutex<[Value]>([])
+  private let storage = Locked<[Value]>([])
 
   func append(_ value: Value) { storage.withLock { $0.append(value) } }
   var values: [Value] { storage.withLock { $0 } }
@@ -69,11 +87,11 @@ func currentThreadID() -> ObjectIdentifier {
 /// Counts every broken-promise report made while the tests run, by message. Tests look up a type name
 /// that only they use, because suites run in parallel and share the one global handler.
 enum BrokenPromiseReports {
-  private static let counts: Mutex<[String: Int]> = {
+  private static let counts: Locked<[String: Int]> = {
     PromiseDiagnostics.brokenPromiseHandler = { message in
       BrokenPromiseReports.counts.withLock { $0[message, default: 0] += 1 }
     }
-    return Mutex([:])
+    return Locked([:])
   }()
 
   /// Installs the counting handler (once); call before dropping promises that should report.
@@ -110,7 +128,7 @@ final class ManualClock: Clock {
     var cancelled: Set<Int> = []
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   var now: Instant { state.withLock { $0.now } }
   var minimumResolution: Duration { .zero }
@@ -161,7 +179,7 @@ final class ManualClock: Clock {
 final class GatedClock: Clock {
   typealias Instant = ManualClock.Instant
   let manual = ManualClock()
-  private let gate = Mutex<(isOpen: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+  private let gate = Locked<(isOpen: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
   private let wokenCount = Counter()
 
   var now: Instant { manual.now }
