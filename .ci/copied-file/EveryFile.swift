@@ -4,6 +4,17 @@ import Dispatch
 
 enum LoadError: Error { case offline, timedOut, cancelled }
 
+/// Work that stops when asked, and reports it in its own error type.
+nonisolated func stoppable() -> ResultPromise<Int, LoadError> {
+  ResultPromise { done, onCancel in
+    let work = Task {
+      try? await Task.sleep(nanoseconds: 60_000_000_000)
+      done(Task.isCancelled ? .failure(.cancelled) : .success(1))
+    }
+    onCancel { work.cancel() }
+  }
+}
+
 @MainActor func run() async {
   let remote = ResultPromise<Int, LoadError> { done in DispatchQueue.global().async { done(.success(40)) } }
   let total = await ResultPromise.all([remote, ResultPromise(value: 2)])
@@ -11,18 +22,17 @@ enum LoadError: Error { case offline, timedOut, cancelled }
     .timeout(.seconds(60), failure: .timedOut)
     .map { $0.reduce(0, +) }
     .result
-  // Work that stops when asked, and reports it in its own error type.
-  let stoppable = ResultPromise<Int, LoadError> { done, onCancel in
-    let work = Task {
-      try? await Task.sleep(nanoseconds: 60_000_000_000)
-      done(Task.isCancelled ? .failure(.cancelled) : .success(1))
-    }
-    onCancel { work.cancel() }
-  }
-  let view = stoppable.onMainActor.map { $0 + 1 }
+  let view = stoppable().onMainActor.map { $0 + 1 }
   view.cancel()
   let stopped = await view.result
-  print("every file: \((try? total.get()) ?? -1)\(stopped == .failure(.cancelled) ? "" : " (not stopped)")")
+  // A chain that starts at a value reaches the work its thenAsync step adopts (in a copy too, where the
+  // cancellation file gives every adopting step a record).
+  let adopted = ResultPromise<Int, LoadError>(value: 1).thenAsync { _ in stoppable() }.map { $0 + 1 }
+  adopted.cancel()
+  let reached = await adopted.result
+  let notes = (stopped == .failure(.cancelled) ? "" : " (not stopped)")
+    + (reached == .failure(.cancelled) ? "" : " (not reached)")
+  print("every file: \((try? total.get()) ?? -1)\(notes)")
 }
 
 await run()

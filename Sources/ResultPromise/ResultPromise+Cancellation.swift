@@ -11,8 +11,15 @@
 // `thenAsync` step adopted, `retry`'s attempt or wait), or of several (`inputs`: a combinator's), the
 // handlers of its work, and how many *dependents* still want its outcome (`interest`): records of the
 // promises made from it and of the tasks awaiting it. Records point only up, to records — never to a
-// promise — so they form no cycle with a chain, and a long chain of them is freed in a loop (Swift frees a
-// class's linear chain of its own type without recursion).
+// promise — so they form no cycle with a chain; a record's `deinit` releases what it waits for in a loop,
+// so a long chain or a tall tower of combinators of them is freed at constant stack depth.
+//
+// Which promises have one. A promise made with `onCancel`, by a timer or a `Task`, or by an operator from
+// a promise that has one; and every promise a `thenAsync` or `recoverAsync` step makes, whatever its
+// input, because the promise it will adopt may be cancellable: so a request from the end of a chain
+// reaches the work it adopted, whatever its first promise was (a value, a plain `ResultPromise { done in
+// … }`, the result of `ignoringCancel()`). The core asks for a step's record through `_Extras.forStep`;
+// this file's overload of it is the one that gives adopting steps a record.
 //
 // A request. `cancel()` marks the record cancelled, runs its handlers, and *withdraws* from what it waits
 // for: the record above loses one dependent, and is cancelled in turn when that was its last (a shared
@@ -44,11 +51,13 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///
   /// Everything about `start` and `fulfil` is as for ``init(_:file:line:)``. A handler given to `onCancel`
   /// runs at most once: when ``cancel()`` is called on this promise, or on a promise made from it when
-  /// nothing else wants this one (see ``cancel()``), before the promise settles — at once if the request
-  /// came before the handler was registered. It never runs once the promise has settled, and is then
-  /// released with what it captures. It runs on the thread that asks for the cancellation, never under a
-  /// lock; it may run while, or just after, the work settles the promise, so the work must be ready for
-  /// both. A handler asks; the work still settles the promise, with a failure or whatever it came to.
+  /// nothing else wants this one (see ``cancel()``), and only if that request comes before the promise
+  /// settles — at once if it came before the handler was registered. A request that comes after the
+  /// promise has settled runs nothing; settling releases the handlers unrun, with what they capture. The
+  /// two can race: a handler the request started may still be running, or just starting, while or just
+  /// after the work settles the promise, so the work must be ready for both (a URLSession task cancelled
+  /// after it finished does nothing). A handler runs on the thread that asks for the cancellation, never
+  /// under a lock. It asks; the work still settles the promise, with a failure or whatever it came to.
   /// - Parameters:
   ///   - start: Starts the work, registers its handlers with `onCancel`, and arranges for `fulfil` to be
   ///     called with its outcome.
@@ -79,8 +88,8 @@ nonisolated extension ResultPromise {
   /// }
   /// ```
   ///
-  /// As the `Sendable` form above: `onCancel`'s handlers run at most once, on the requesting thread,
-  /// only before the promise settles.
+  /// As the `Sendable` form above: `onCancel`'s handlers run at most once, on the requesting thread, only
+  /// for a request that comes before the promise settles (and possibly while the work settles it).
   /// - Parameters:
   ///   - start: Starts the work, registers its handlers with `onCancel`, and arranges for `fulfil` to be
   ///     called with its outcome.
@@ -119,11 +128,22 @@ nonisolated extension ResultPromise {
   /// The work reports how it ended, in its own `Failure`, and that outcome reaches this promise and its
   /// observers as any outcome does; work that ignores the request settles as it would have.
   ///
-  /// Only a promise whose chain starts at a cancellable promise can be cancelled: one made with
-  /// `ResultPromise { done, onCancel in … }`, by a timer (`delay`, `after`, `retry`), by
-  /// `init(priority:operation:)`, or by `all(_:concurrently:)`. On any other promise this does nothing —
-  /// and in debug builds says so once, through ``PromiseDiagnostics/brokenPromiseHandler``, naming where
-  /// the promise was made when it was made by `ResultPromise()` or `ResultPromise { done in … }`.
+  /// Which promises can be cancelled: one made with `ResultPromise { done, onCancel in … }` (also the
+  /// completion-handler forms with `onCancel`), by a timer (`delay`, `after`, `retry`), by
+  /// `init(priority:operation:)` or by `all(_:concurrently:)`; every promise a `thenAsync` or
+  /// `recoverAsync` step makes, whatever came before it; and every promise an operator makes from one
+  /// that can. So a chain reaches the work it adopts whatever its first promise is — a value, a plain
+  /// `ResultPromise { done in … }`, a shared promise's `ignoringCancel()`:
+  ///
+  /// ```swift
+  /// let avatar = ResultPromise(value: cachedProfile)            // a value: nothing to stop
+  ///     .thenAsync { profile in data(from: profile.avatarURL) }  // a request reaches this
+  /// avatar.cancel()
+  /// ```
+  ///
+  /// On any other promise this does nothing — and in debug builds says so once, through
+  /// ``PromiseDiagnostics/brokenPromiseHandler``, naming where the promise was made when it was made by
+  /// `ResultPromise()` or `ResultPromise { done in … }`.
   ///
   /// Thread-safe, idempotent, and a no-op once the promise has settled. Handlers run on the calling
   /// thread (after the callback that is running, if called from inside one), never under a lock.
@@ -133,7 +153,7 @@ nonisolated extension ResultPromise {
       guard _CannotCancelReports.first(for: self) else { return }
       let problem = "cannot be cancelled, so cancel() does nothing"
       let made = _origin == nil ? " (it was made by an operator from a promise that cannot be)" : ""
-      let remedy = "start the chain with ResultPromise { done, onCancel in … }, a timer or a Task"
+      let remedy = "make it with ResultPromise { done, onCancel in … }, a thenAsync step, a timer or a Task"
       PromiseDiagnostics._report(self, "\(problem)\(made); to stop its work, \(remedy).")
     #endif
   }
@@ -151,7 +171,9 @@ nonisolated extension ResultPromise {
   /// ```
   ///
   /// This promise keeps a dependent for good, so a request that reaches it from elsewhere stops it only
-  /// if made on it directly. The returned promise cannot be cancelled.
+  /// if made on it directly. The returned promise cannot be cancelled, but a chain made from it still
+  /// reaches the work its `thenAsync` steps adopt: `profile(id).thenAsync { avatar($0) }` stops the
+  /// avatar request on a request, and leaves the shared profile load running.
   /// - Returns: A promise with this promise's outcome.
   public func ignoringCancel() -> ResultPromise<Success, Failure> {
     let next = ResultPromise(_pending: nil)
@@ -194,6 +216,18 @@ nonisolated extension MainActorPromise {
 
 // MARK: - Records (internal)
 
+nonisolated extension _Extras {
+  // The other half of the trick the core's generic `forStep` describes: Swift prefers this non-generic
+  // overload wherever this file is in the module, so every step — the core's own included — gets its
+  // extras here. A `thenAsync` or `recoverAsync` step (`adopts`) always gets a record, whatever its input:
+  // the promise it will adopt may be cancellable, and a request from the end of the chain must reach it.
+  /// The extras of a step made from a promise with `input`: a dependent record if `input` can be cancelled,
+  /// a fresh record if the step adopts another promise, otherwise none.
+  @inlinable static func forStep(from input: _Extras?, adopts: Bool) -> _Extras? {
+    input?.dependent(on: nil) ?? (adopts ? _Cancellation() : nil)
+  }
+}
+
 /// The cancellation record of a promise that can be cancelled; see the overview at the top of this file.
 ///
 /// `@unchecked Sendable`: every mutable field is read and written only under `_Lock(for: self)`, except
@@ -213,6 +247,18 @@ nonisolated extension MainActorPromise {
 
   @usableFromInline init(queue: DispatchQueue? = nil) { onQueue = queue }
 
+  // A record releases what it waits for, and each of those what they wait for, in this loop: a tower of
+  // combinators, or a long chain, would otherwise be freed recursively. A record is taken apart only when
+  // this loop holds the last reference to it, so no other thread can reach it meanwhile.
+  deinit {
+    guard upstream != nil || !inputs.isEmpty else { return }
+    var released: [_Cancellation] = []
+    moveWhatItWaitsFor(to: &released)
+    while var record = released.popLast() {
+      if isKnownUniquelyReferenced(&record) { record.moveWhatItWaitsFor(to: &released) }
+    }
+  }
+
   @usableFromInline override var queue: DispatchQueue? { onQueue }
 
   /// Whether a request has come (and the promise had not settled before it).
@@ -229,21 +275,39 @@ nonisolated extension MainActorPromise {
   /// The promise has its outcome: its handlers are released unrun, and it lets go of what it waited for.
   @usableFromInline override func settled() {
     // The handlers are released after the lock: what they capture may have deinitialisers (user code).
-    let (letGo, unrun): (Waited?, [@Sendable () -> Void]) = _Lock(for: self).withLock {
+    let (letGo, _): (Waited?, [@Sendable () -> Void]) = _Lock(for: self).withLock {
       defer { (state, handlers) = (.settled, []) }
       return (state == .open ? takeWhatItWaitsFor() : nil, handlers)
     }
-    if let letGo { _Cancellation.request(letGo.upstream, direct: false, andAll: letGo.inputs) }
-    _ = unrun
+    guard let letGo else { return }
+    if letGo.inputs.isEmpty {
+      letGo.upstream?.lettingGo()
+    } else {
+      _Cancellation.request(letGo.upstream, direct: false, andAll: letGo.inputs)
+    }
+  }
+
+  /// One dependent lets go (a step's input, the common case: most often one that has settled already);
+  /// when it was the last, the request loop takes over.
+  @usableFromInline func lettingGo() {
+    let last = _Lock(for: self).withLock {
+      interest -= 1
+      return state == .open && interest == 0
+    }
+    if last { _Cancellation.request(self, direct: true) }
   }
 
   /// The promise now settles like `other`'s promise: it waits for that instead. If a request has come
   /// already, `other` hears it at once (it is let go as soon as it is counted).
   @usableFromInline override func adopt(_ other: _Extras?) {
-    let other = (other as? _Cancellation).flatMap { $0.count() ? $0 : nil }
+    // A promise with nothing to cancel changes nothing: what this one waited for until now has settled
+    // (a step adopts once its input has its outcome, `retry` once its attempt or wait has), so a request
+    // that still travels there stops at once, and this record lets it go when it settles. No lock.
+    guard let adopted = other as? _Cancellation else { return }
+    let counted = adopted.count() ? adopted : nil
     let letGo: _Cancellation? = _Lock(for: self).withLock {
-      guard state == .open else { return other }
-      defer { upstream = other }
+      guard state == .open else { return counted }
+      defer { upstream = counted }
       return upstream
     }
     _Cancellation.request(letGo, direct: false)
@@ -292,6 +356,13 @@ nonisolated extension MainActorPromise {
 
   /// What a promise waited for, moved out of its record.
   @usableFromInline typealias Waited = (upstream: _Cancellation?, inputs: [_Cancellation])
+
+  /// Moves what the promise waits for to the end of `list`; by the one thread that can reach the record.
+  @usableFromInline func moveWhatItWaitsFor(to list: inout [_Cancellation]) {
+    list += inputs
+    inputs = []
+    if let above = upstream.take() { list.append(above) }
+  }
 
   /// Moves out what the promise waits for; under the lock.
   @usableFromInline func takeWhatItWaitsFor() -> Waited {

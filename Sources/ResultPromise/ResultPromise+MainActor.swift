@@ -154,6 +154,9 @@ extension MainActorPromise {
   ///     .always { _ in self.isLoading = false }
   ///     .onSuccess { band in self.show(band) }
   /// ```
+  ///
+  /// As on ``ResultPromise``, the returned promise is a dependent of this one for cancellation, whether
+  /// or not anyone keeps it; ``await(_:)``, ``onSuccess(_:)`` and ``onFailure(_:)`` are not.
   /// - Parameter body: Called with the result, exactly once.
   /// - Returns: A view of a promise that settles like this one, after `body` has run.
   @inlinable @discardableResult public func always(
@@ -193,7 +196,7 @@ extension MainActorPromise {
   @inlinable public func thenAsync<NewSuccess>(
     _ transform: @escaping @MainActor (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain { result, next in next._adopt(result, then: transform) }
+    _chain(adopts: true) { result, next in next._adopt(result, then: transform) }
   }
 
   /// Continues on the main actor with a step that returns another main-actor view, and adopts its
@@ -298,7 +301,7 @@ extension MainActorPromise {
   @inlinable public func recoverAsync<NewFailure>(
     _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
-    _chain { result, next in next._adopt(result, recovering: transform) }
+    _chain(adopts: true) { result, next in next._adopt(result, recovering: transform) }
   }
 
   /// Handles a failure on the main actor with a step that returns another promise, keeping the error
@@ -316,7 +319,7 @@ extension MainActorPromise {
   @inlinable public func recoverAsync(
     _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, Failure>
   ) -> MainActorPromise<Success, Failure> {
-    _chain { result, next in next._adopt(result, recovering: transform) }
+    _chain(adopts: true) { result, next in next._adopt(result, recovering: transform) }
   }
 
   /// Handles a failure on the main actor with a step that returns another main-actor view.
@@ -383,11 +386,15 @@ extension MainActorPromise {
     }
   }
 
-  /// Chains a step: `step` gets the result and the next promise, and settles it, on the main actor.
+  /// Chains a step: `step` gets the result and the next promise, and settles it, on the main actor. A step
+  /// that `adopts` another promise (`thenAsync`, `recoverAsync`) can always be cancelled, where the
+  /// cancellation file is present, so that a request reaches the promise it adopts.
   @inlinable func _chain<NewSuccess, NewFailure>(
+    adopts: Bool = false,
     _ step: @escaping @MainActor (Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> MainActorPromise<NewSuccess, NewFailure> {
-    let next = ResultPromise<NewSuccess, NewFailure>(_pending: promise._extras?.dependent(on: nil))
+    let extras = _Extras.forStep(from: promise._extras, adopts: adopts)
+    let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras)
     _observe { step($0, next) }
     return MainActorPromise<NewSuccess, NewFailure>(next)
   }

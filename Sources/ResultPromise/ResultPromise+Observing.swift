@@ -52,6 +52,12 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// ```
   ///
   /// The returned promise settles after `body` has returned, with this promise's result.
+  ///
+  /// **Cancellation:** the returned promise is a step, a *dependent* of this one (see `cancel()` in
+  /// `ResultPromise+Cancellation.swift`), whether or not anyone keeps it: an `always` result made and
+  /// dropped keeps a shared, cancellable promise wanted until that promise settles, so the other callers'
+  /// requests do not stop it. To watch a shared promise without wanting it, use ``await(_:)``,
+  /// ``onSuccess(_:)`` or ``onFailure(_:)``, which are never dependents.
   /// - Parameter body: Called with the result, exactly once.
   /// - Returns: A promise that settles like this one, after `body` has run.
   @inlinable @discardableResult

@@ -149,9 +149,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// let failed = ResultPromise<Int, MyError>(error: .notFound)
   /// ```
   /// - Parameter error: The failure.
-  @inlinable public convenience init(error: Failure) {
-    self.init(.failure(error))
-  }
+  @inlinable public convenience init(error: Failure) { self.init(.failure(error)) }
 
   /// Creates a pending promise and hands its `fulfil` function to `start`, which wraps a
   /// completion-handler API. This is the form for a non-`Sendable` `Success`; for a `Sendable` one, the
@@ -297,7 +295,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   @inlinable public final func recoverAsync<NewFailure>(
     _ transform: @escaping @Sendable (Failure) -> ResultPromise<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
-    _chain(transform) { transform, result, next in next._adopt(result, recovering: transform) }
+    _chain(transform, adopts: true) { transform, result, next in next._adopt(result, recovering: transform) }
   }
 
   // Without this overload, a closure that does not name its error type
@@ -312,7 +310,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   @inlinable public final func recoverAsync(
     _ transform: @escaping @Sendable (Failure) -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _chain(transform) { transform, result, next in next._adopt(result, recovering: transform) }
+    _chain(transform, adopts: true) { transform, result, next in next._adopt(result, recovering: transform) }
   }
 
   /// Creates a pending promise for an operator to settle, with `extras` if it needs any. It is not
@@ -402,7 +400,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   @inlinable public func thenAsync<NewSuccess>(
     _ transform: @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(transform) { transform, result, next in next._adopt(result, then: transform) }
+    _chain(transform, adopts: true) { transform, result, next in next._adopt(result, then: transform) }
   }
 
   /// Transforms the success value; a failure passes on unchanged.
@@ -545,7 +543,9 @@ public nonisolated enum PromiseDiagnostics {
 // this file does not need). Both live in one optional field, `_extras`, so every other promise pays for
 // one `nil`: a step made from a promise without extras handles no reference at all, and `fulfil` checks
 // for `nil`. The core tells the extras when a promise is made from this one, when this one settles, and
-// when it adopts another's outcome; here those calls do nothing.
+// when it adopts another's outcome; here those calls do nothing. A step asks `_Extras.forStep` for its
+// extras, saying whether it adopts another promise (`thenAsync`, `recoverAsync`): the cancellation file
+// overloads it to give such a step a record of its own, since the promise it adopts may be cancellable.
 //
 // Why a base class holds the storage: a class's `deinit` is never specialised, and destroying a field
 // whose type is built from generic parameters (such as `Result<Success, Failure>?`) makes it look that
@@ -653,12 +653,12 @@ nonisolated extension ResultPromise {
   /// it: one allocation per step. A promise that can deliver at once runs the step directly, on a plain
   /// promise, with nothing stored. The new promise gets the extras this one's make for a dependent.
   @inlinable @inline(__always) final func _chain<Transform, NewSuccess, NewFailure>(
-    _ transform: Transform,
+    _ transform: Transform, adopts: Bool = false,
     _ apply: @escaping (Transform, Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> ResultPromise<NewSuccess, NewFailure> {
     // Unmanaged: a chain that cannot be cancelled then handles no reference at all. Exactly one of the two
     // promises below is made, and takes it.
-    let extras = _extras?.dependent(on: nil).map(Unmanaged.passRetained)
+    let extras = _Extras.forStep(from: _extras, adopts: adopts).map(Unmanaged.passRetained)
     var step: _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>?
     guard
       let result = _register({
@@ -776,7 +776,7 @@ nonisolated extension ResultPromise {
       let problem = "was told to adopt itself (its own thenAsync or recoverAsync step returned it)"
       return PromiseDiagnostics._report(self, "\(problem); it can never settle.")
     }
-    _extras?.adopt(other._extras)
+    if other._extras != nil { _extras?.adopt(other._extras) }
     if let result = other._lock.withLock({ other._phase == .settled ? other._outcome : nil }) {
       fulfil(with: result)
     } else {
@@ -802,9 +802,8 @@ nonisolated extension ResultPromise {
       defer { promise._reportsBroken = false }
       return promise._phase == .pending && promise._reportsBroken ? promise._observerCount : nil
     }
-    guard let waiting else { return }
     let problem = "is pending, but its fulfil function was released uncalled, so it can never settle"
-    PromiseDiagnostics._report(promise, "\(problem) (\(waiting) waiting).")
+    if let waiting { PromiseDiagnostics._report(promise, "\(problem) (\(waiting) waiting).") }
   }
 }
 
@@ -852,6 +851,14 @@ nonisolated extension _Step where Slot == Transform? {
 @usableFromInline nonisolated class _Extras: @unchecked Sendable {
   @usableFromInline var queue: DispatchQueue? { nil }
   @usableFromInline func dependent(on queue: DispatchQueue?) -> _Extras? { nil }
+  // The extras of a step made from a promise with `input` (`adopts`: a `thenAsync` or `recoverAsync` step).
+  // A trick of overload ranking: the cancellation file declares a non-generic `forStep` with the same
+  // labels, which Swift prefers wherever both are visible — every call in the module, this file's own
+  // included — and which gives an adopting step a record of its own. Copied alone, this file calls this
+  // generic fallback: what the input's extras make for a dependent.
+  @inlinable static func forStep<E: _Extras>(from input: E?, adopts: Bool) -> _Extras? {
+    input?.dependent(on: nil)
+  }
   @usableFromInline func settled() {}
   @usableFromInline func adopt(_ other: _Extras?) {}
 }

@@ -39,6 +39,19 @@ private func stoppableModel(counting stops: Counter) -> ResultPromise<Model, Tes
   }
 }
 
+/// The `fulfil` function of a pending promise, kept outside it: setting it to `nil` lets go of the last
+/// hold on the promise but what was made from it.
+typealias HeldFulfil<Value> = Locked<(@Sendable (Result<Value, TestError>) -> Void)?>
+
+/// A pending promise that can be cancelled (its handler does nothing), whose `fulfil` function only
+/// `holder` keeps.
+func cancellable<Value: Sendable>(fulfilledBy holder: HeldFulfil<Value>) -> ResultPromise<Value, TestError> {
+  ResultPromise { done, onCancel in
+    holder.withLock { $0 = done }
+    onCancel {}
+  }
+}
+
 /// Types named only in one test each, so that the broken-promise reports they look for are their own.
 private struct NeverCancellableMarker {}
 private struct OperatorMadeMarker {}
@@ -227,16 +240,115 @@ struct CancellationTests {
     plain.succeed(NeverCancellableMarker())
   }
 
-  @Test("a chain rooted at a plain promise cannot reach work a thenAsync step adopts later")
-  func plainRootCannotReachAdoptedWork() {
+  // MARK: Reach from any head (semantics 16)
+
+  @Test("a chain that starts at a value reaches the work its thenAsync step adopted")
+  func reachFromValueHead() {
+    let inner = Work()
+    let tail = ResultPromise<Int, TestError>(value: 1).thenAsync { _ in inner.promise }.map { $0 + 1 }
+    tail.cancel()
+    #expect(inner.requests == 1)
+    #expect(tail.settledResult == .failure(.stopped))
+  }
+
+  @Test("a plain pending head: a request made before the adoption reaches the promise as it is adopted")
+  func reachFromPlainHeadBeforeAdoption() {
     let root = ResultPromise<Int, TestError>()
     let inner = Work()
     let tail = root.thenAsync { _ in inner.promise }.map { $0 + 1 }
-    tail.cancel()  // documented: nothing to reach yet, nor later
+    tail.cancel()
+    #expect(root.isPending && inner.requests == 0)
     root.succeed(1)
-    #expect(inner.requests == 0)
-    inner.promise.succeed(2)
-    #expect(tail.settledResult == .success(3))
+    #expect(inner.requests == 1, "the adopted promise hears the request as it is adopted")
+    #expect(tail.settledResult == .failure(.stopped))
+
+    let fulfil = HeldFulfil<Int>(nil)
+    let wrapped = ResultPromise<Int, TestError> { done in fulfil.withLock { $0 = done } }  // a cache read
+    let slow = Work()
+    let chain = wrapped.thenAsync { _ in slow.promise }
+    fulfil.withLock { $0 }?(.success(1))
+    chain.cancel()
+    #expect(slow.requests == 1 && chain.settledResult == .failure(.stopped))
+  }
+
+  @Test("recoverAsync from a plain head reaches the fallback it adopted")
+  func reachThroughRecoverAsync() {
+    let root = ResultPromise<Int, TestError>()
+    let fallback = Work()
+    let tail = root.recoverAsync { _ in fallback.promise }.map { $0 + 1 }
+    root.fail(.boom)
+    tail.cancel()
+    #expect(fallback.requests == 1)
+    #expect(tail.settledResult == .failure(.stopped))
+  }
+
+  @Test("through ignoringCancel(): the request stops the work a later step adopted, never the shared work")
+  func reachThroughIgnoringCancel() {
+    let shared = Work()
+    let view = shared.promise.ignoringCancel()
+    let inner = Work()
+    let tail = view.thenAsync { _ in inner.promise }
+    tail.cancel()
+    #expect(shared.requests == 0 && inner.requests == 0)
+    shared.promise.succeed(1)
+    #expect(inner.requests == 1 && tail.settledResult == .failure(.stopped))
+
+    let second = Work()
+    let afterwards = view.thenAsync { _ in second.promise }  // the shared work has settled now
+    afterwards.cancel()
+    #expect(second.requests == 1 && shared.requests == 0)
+  }
+
+  @Test("adopted work that another chain still wants runs on until that chain lets go too")
+  func reachCountsInterest() {
+    let inner = Work()
+    let other = inner.promise.map { $0 + 10 }
+    let tail = ResultPromise<Int, TestError>(value: 1).thenAsync { _ in inner.promise }
+    tail.cancel()
+    #expect(inner.requests == 0 && tail.isPending, "the other chain still wants it")
+    other.cancel()
+    #expect(inner.requests == 1)
+    #expect(tail.settledResult == .failure(.stopped) && other.settledResult == .failure(.stopped))
+  }
+
+  @Test(
+    "after a thenAsync on a value, a request passes through every operator", arguments: Operator.allCases)
+  func reachThroughEveryOperator(op: Operator) async {
+    let inner = Work()
+    let head = ResultPromise<Int, TestError>(value: 1).thenAsync { _ in inner.promise }
+    let step = op.add(to: op.add(to: head))
+    step.cancel()
+    #expect(inner.requests == 1)
+    inner.promise.fail(.boom)  // too late if the request stopped it; otherwise the await below would hang
+    #expect(await step.result == .failure(.stopped))
+  }
+
+  @Test("after a thenAsync on a value, a request passes through every combinator")
+  func reachThroughCombinators() {
+    let works = (0..<5).map { _ in Work() }
+    let heads = works.map { work in ResultPromise<Int, TestError>(value: 1).thenAsync { _ in work.promise } }
+    let all = ResultPromise.all([heads[0]])
+    let race = ResultPromise.race([heads[1]])
+    let any = ResultPromise.any([heads[2]])
+    let settled = ResultPromise.allSettled([heads[3]])
+    let zipped = ResultPromise.zip(heads[4], ResultPromise<String, TestError>(value: "x"))
+    all.cancel()
+    race.cancel()
+    any.cancel()
+    settled.cancel()
+    zipped.cancel()
+    #expect(works.map(\.requests) == [1, 1, 1, 1, 1])
+    #expect(all.settledResult == .failure(.stopped) && race.settledResult == .failure(.stopped))
+    #expect(settled.settledResult == .success([.failure(.stopped)]))
+  }
+
+  @Test("a chain with no thenAsync and no cancellable source stays plain: cancel() does nothing")
+  func plainChainsStayPlain() {
+    let root = ResultPromise<Int, TestError>()
+    let tail = root.map { $0 + 1 }.then { .success($0) }.mapError { $0 }.recover { .failure($0) }
+    tail.cancel()
+    root.succeed(1)
+    #expect(tail.settledResult == .success(2))
   }
 
   // MARK: Interest (semantics 17)
@@ -559,17 +671,51 @@ struct CancellationTests {
     #expect(work.requests == 1)
   }
 
+  @Test("on the main-actor view, a chain from a value reaches the work its thenAsync or recoverAsync adopted")
+  @MainActor func mainActorViewReach() async {
+    let inner = Work()
+    let view = ResultPromise<Int, TestError>(value: 1).onMainActor.thenAsync { _ in inner.promise }.map {
+      $0 + 1
+    }
+    view.cancel()
+    #expect(inner.requests == 1)
+    #expect(await view.result == .failure(.stopped))
+
+    let fallback = Work()
+    let recovered = ResultPromise<Int, TestError>(error: .boom).onMainActor.recoverAsync { _ in
+      fallback.promise
+    }
+    recovered.cancel()
+    #expect(fallback.requests == 1)
+    #expect(await recovered.result == .failure(.stopped))
+  }
+
   // MARK: Races (semantics 1, 15)
 
-  @Test("cancel racing settlement: the handler runs at most once and every observer exactly once")
-  func cancelRacingSettlement() {
+  /// Where the work that a request races sits in a chain: at its root, or adopted by a `thenAsync` step
+  /// of a chain that starts at a value.
+  enum RacedWork: String, CaseIterable, Sendable {
+    case root, adopted
+
+    func chain(to work: Work) -> ResultPromise<Int, TestError> {
+      switch self {
+      case .root: work.promise.map { $0 }
+      case .adopted: ResultPromise<Int, TestError>(value: 1).thenAsync { _ in work.promise }.map { $0 }
+      }
+    }
+  }
+
+  @Test(
+    "cancel racing settlement: the handler runs at most once and every observer exactly once",
+    arguments: RacedWork.allCases)
+  func cancelRacingSettlement(raced: RacedWork) {
     let trials = 5_000
     let handlerRuns = Counter()
     let observerRuns = Counter()
     let stoppedOutcomes = Counter()
     for _ in 0..<trials {
       let work = Work()
-      let step = work.promise.map { $0 }
+      let step = raced.chain(to: work)
       step.await { result in
         observerRuns.increment()
         if result == .failure(.stopped) { stoppedOutcomes.increment() }
@@ -608,6 +754,24 @@ struct CancellationTests {
     #expect(promise.settledResult == .success(1))
   }
 
+  @Test("cancel racing adoption: the adopted promise hears the request exactly once, whichever comes first")
+  func cancelRacingAdoption() {
+    let trials = 5_000
+    let observerRuns = Counter()
+    for _ in 0..<trials {
+      let root = ResultPromise<Int, TestError>()
+      let inner = Work()
+      let tail = root.thenAsync { _ in inner.promise }.map { $0 + 1 }
+      tail.await { _ in observerRuns.increment() }
+      DispatchQueue.concurrentPerform(iterations: 2) { side in
+        if side == 0 { tail.cancel() } else { root.succeed(1) }
+      }
+      #expect(inner.requests == 1)
+      #expect(tail.settledResult == .failure(.stopped))
+    }
+    #expect(observerRuns.value == trials)
+  }
+
   @Test("dependents letting go from many threads at once stop the shared work exactly once")
   func concurrentWithdrawals() {
     for _ in 0..<2_000 {
@@ -638,12 +802,9 @@ struct CancellationTests {
     BrokenPromiseReports.install()
     weak var weakTail: ResultPromise<Int, TestError>?
     weak var weakRoot: ResultPromise<DroppedCancellableMarker, TestError>?
-    let fulfil = Locked<(@Sendable (Result<DroppedCancellableMarker, TestError>) -> Void)?>(nil)
+    let fulfil = HeldFulfil<DroppedCancellableMarker>(nil)
     do {
-      let root = ResultPromise<DroppedCancellableMarker, TestError> { done, onCancel in
-        fulfil.withLock { $0 = done }
-        onCancel {}
-      }
+      let root = cancellable(fulfilledBy: fulfil)
       let tail = root.map { _ in 1 }.thenAsync { ResultPromise(value: $0) }.map { $0 + 1 }
       tail.await { _ in }
       (weakTail, weakRoot) = (tail, root)
@@ -709,16 +870,61 @@ extension MillionSteps {
       #expect(result.values == [.failure(.stopped)])
     }
 
+    /// Combinators that make one `Int` promise from another, to stack into towers.
+    enum Tower: String, CaseIterable, Codable, Sendable {
+      case all, zip, race, any
+
+      func add(to promise: ResultPromise<Int, TestError>) -> ResultPromise<Int, TestError> {
+        switch self {
+        case .all: ResultPromise.all([promise]).map { $0[0] }
+        case .zip:
+          ResultPromise.zip(promise, ResultPromise<Int, TestError>())
+            .map { $0.0 }
+        case .race: ResultPromise.race([promise])
+        case .any: ResultPromise.any([promise]).mapError { $0.errors.first ?? .boom }
+        }
+      }
+    }
+
+    @Test(
+      "a pending tower of 100,000 nested combinators over a cancellable source, dropped, is freed on a 512 KiB stack",
+      arguments: Tower.allCases)
+    func releaseTower(shape: Tower) async {
+      // In a process of its own: a stack overflow fails this test alone.
+      await #expect(processExitsWith: .success) { [shape] in
+        await onSmallStack {
+          let fulfil = HeldFulfil<Int>(nil)
+          do {
+            var top = cancellable(fulfilledBy: fulfil)
+            for _ in 0..<100_000 { top = shape.add(to: top) }
+            top.await { _ in }
+          }
+          fulfil.withLock { $0 = nil }  // the last hold on the pending tower: released here
+        }
+      }
+    }
+
+    @Test("a request travels down a tower of 100,000 nested combinators in constant stack depth")
+    func cancelTower() async {
+      let work = Work()
+      let result = Log<Result<Int, TestError>>()
+      await onSmallStack {
+        var top = work.promise
+        for index in 0..<100_000 { top = Tower.allCases[index % 4].add(to: top) }
+        top.await(result.append)
+        top.cancel()
+      }
+      #expect(work.requests == 1)
+      #expect(result.values == [.failure(.stopped)])
+    }
+
     @Test("a pending cancellable 1,000,000-step chain is released in constant stack depth, cancelled or not")
     func releaseMillionStepCancellableChain() async {
       let watched = Locked<[Watched]>([])
       await onSmallStack {
-        let fulfil = Locked<(@Sendable (Result<Int, TestError>) -> Void)?>(nil)
+        let fulfil = HeldFulfil<Int>(nil)
         do {
-          let root = ResultPromise<Int, TestError> { done, onCancel in
-            fulfil.withLock { $0 = done }
-            onCancel {}
-          }
+          let root = cancellable(fulfilledBy: fulfil)
           var tail = root
           for _ in 0..<Self.length { tail = tail.map { $0 + 1 } }
           tail.await { _ in }
