@@ -16,13 +16,16 @@
 // cancelled, on no clock at all, since clocks trap on deadlines they cannot represent (`ContinuousClock`
 // does from about 2^63 seconds).
 //
-// Cancellation (see `cancel()`): a wait has no failure to report, so a request ends it early and the
-// operator goes on as if the deadline had come — `delay` and `after` deliver the held success at once,
-// `retry` reports the last failure. `timeout` is different: its wait is its own, a request passes through
-// it to its input, and the deadline holds.
+// Cancellation (see `cancel()`): a request during `delay`'s or `after`'s wait leaves the deadline as it is
+// — the code after a delay never runs sooner than asked, and a wait has no failure of its own to report —
+// unless the caller gave `ifCancelled:`, a failure with which the request ends the wait at once. `retry`
+// ends its wait on a request and reports the last failure. `timeout`'s wait is its own: a request passes
+// through it to its input, and the deadline holds.
 //
-// `timeout` decides its outcome once: the source's result and the wait race to claim it
-// (`_TimeoutTarget`), and only the wait that wins evaluates `failure`.
+// Deciding once: where two things race to settle a promise — `timeout`'s source and its wait, `delay`'s
+// deadline and a request — both try to take one claim (`_Claim`), and only the winner settles it and
+// evaluates its failure. `timeout`'s wait claims only while the source is still pending, so a source that
+// has settled wins even when its observers still wait behind a callback running on its thread.
 //
 // This file needs the core file, `ResultPromise+MainActor.swift` (for `MainActorPromise.timeout`),
 // `ResultPromise+Concurrency.swift` (a wait that never ends by itself waits there to be cancelled) and
@@ -40,9 +43,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///
   /// The delayed success is delivered from a task on the global concurrent executor, once `clock` has
   /// advanced by `duration` from the moment this promise succeeded. The returned promise can be
-  /// cancelled (see ``cancel()``): a request while it waits for this promise reaches this promise; a
-  /// request during the wait ends it, and the held success is delivered at once, on the thread that asked
-  /// (cancelling never invents a failure). Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// cancelled (see ``cancel()``): a request while it waits for this promise reaches this promise. A
+  /// request during the wait leaves the deadline as it is — the code that follows never runs sooner than
+  /// asked — so to end the wait at once on a request, give a failure with
+  /// ``delay(_:clock:ifCancelled:)``. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
   ///   - duration: How long to hold a success back. Zero or less still passes through that task; more
   ///     than 2^40 seconds (about 35,000 years) holds it back for ever.
@@ -52,17 +56,37 @@ nonisolated extension ResultPromise where Success: Sendable {
   public func delay<C: Clock<Duration>>(
     _ duration: Duration, clock: C = ContinuousClock()
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil) ?? _Cancellation())
-    self._await { result in
-      guard case .success = result else {
-        next.fulfil(with: result)
-        return
-      }
-      let wait = _wait(duration, on: clock)
-      next._extras?.adopt(wait._extras)  // a request now ends the wait
-      wait._await { _ in next.fulfil(with: result) }
-    }
-    return next
+    _delay(duration, clock: clock, ifCancelled: nil)
+  }
+
+  /// Postpones a success by `duration` on `clock`, or fails with `ifCancelled` at once on a request
+  /// during the wait; a failure passes on at once.
+  ///
+  /// ```swift
+  /// // Search 300 ms after the last keystroke; a newer keystroke cancels the older search.
+  /// pending?.cancel()
+  /// pending = ResultPromise<String, SearchError>(value: text)
+  ///     .delay(.milliseconds(300), ifCancelled: .superseded)
+  ///     .thenAsync { text in api.search(text) }
+  /// ```
+  ///
+  /// As ``delay(_:clock:)``, except for a request (see ``cancel()``) that comes during the wait, or
+  /// came before this promise succeeded in spite of it: the wait ends at once, the returned promise fails
+  /// with `ifCancelled` on the thread that asked, and what follows the delay does not run its success
+  /// steps. A request and the deadline decide once: whichever comes first settles the promise, and
+  /// `ifCancelled` is evaluated only when it is the outcome. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// - Parameters:
+  ///   - duration: How long to hold a success back; more than 2^40 seconds (about 35,000 years) holds it
+  ///     back until a request.
+  ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
+  ///   - ifCancelled: The failure to report when a request ends the wait; evaluated only then.
+  /// - Returns: A promise that settles like this one, a success `duration` later, or with `ifCancelled`.
+  @inlinable
+  public func delay<C: Clock<Duration>>(
+    _ duration: Duration, clock: C = ContinuousClock(),
+    ifCancelled: @autoclosure @escaping @Sendable () -> Failure
+  ) -> ResultPromise<Success, Failure> {
+    _delay(duration, clock: clock, ifCancelled: ifCancelled)
   }
 
   /// A promise that succeeds with `value` once `duration` has passed on `clock`.
@@ -71,8 +95,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// let tick = ResultPromise<String, Never>.after(.seconds(1), value: "tick")
   /// ```
   ///
-  /// It succeeds from a task on the global concurrent executor, `duration` after this call — or at once,
-  /// with `value`, when it is cancelled (see ``cancel()``). Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// It succeeds from a task on the global concurrent executor, `duration` after this call. A request
+  /// (see ``cancel()``) leaves the deadline as it is; to end the wait at once on one, give a failure with
+  /// ``after(_:value:clock:ifCancelled:)``. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
   ///   - duration: How long to wait; more than 2^40 seconds (about 35,000 years) means never.
   ///   - value: The success value.
@@ -85,6 +110,34 @@ nonisolated extension ResultPromise where Success: Sendable {
     ResultPromise(value: value).delay(duration, clock: clock)
   }
 
+  /// A promise that succeeds with `value` once `duration` has passed on `clock`, or fails with
+  /// `ifCancelled` at once on a request.
+  ///
+  /// ```swift
+  /// // Dismiss the banner in 3 seconds, unless the screen goes away first.
+  /// let dismissal = ResultPromise<Void, UIError>.after(.seconds(3), value: (), ifCancelled: .gone)
+  /// dismissal.onSuccess { hideBanner() }
+  /// dismissal.cancel()   // hideBanner() never runs
+  /// ```
+  ///
+  /// As ``after(_:value:clock:)``, except that a request (see ``cancel()``) ends the wait at once and fails
+  /// the promise with `ifCancelled`, on the thread that asked. The request and the deadline decide once;
+  /// `ifCancelled` is evaluated only when it is the outcome. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// - Parameters:
+  ///   - duration: How long to wait; more than 2^40 seconds (about 35,000 years) means until a request.
+  ///   - value: The success value.
+  ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
+  ///   - ifCancelled: The failure to report when a request ends the wait; evaluated only then.
+  /// - Returns: A promise that succeeds with `value` once `duration` has passed, or fails with
+  ///   `ifCancelled`.
+  @inlinable
+  public static func after<C: Clock<Duration>>(
+    _ duration: Duration, value: Success, clock: C = ContinuousClock(),
+    ifCancelled: @autoclosure @escaping @Sendable () -> Failure
+  ) -> ResultPromise<Success, Failure> {
+    ResultPromise(value: value)._delay(duration, clock: clock, ifCancelled: ifCancelled)
+  }
+
   /// Fails with `failure` unless this promise settles within `duration` on `clock`.
   ///
   /// ```swift
@@ -94,6 +147,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// The deadline is `duration` after this call. The returned promise settles exactly once: with this
   /// promise's result if it comes first (delivered where that result is), otherwise with `failure` from a
   /// task on the global concurrent executor. `failure` is evaluated only then, once the timeout has won.
+  /// Only a promise still pending when the deadline passes times out: one that has settled wins, for any
+  /// `duration` (zero and negative too), also while its observers wait behind a callback running on its
+  /// thread — as when `timeout` is called from inside one.
   /// A result that arrives after the timeout is dropped. Once the result has come, the timer is
   /// cancelled, and it releases the returned promise and `failure` (with what it captures) at once, not
   /// at the deadline.
@@ -189,7 +245,8 @@ nonisolated extension MainActorPromise {
   /// otherwise with `failure`; either is delivered on the main actor, like every step of the view. The
   /// moment decides: once the timer has fired, a result that settles while the failure is on its way
   /// to the main actor does not win; once the result has come, the timer is cancelled, releases what it
-  /// held and never evaluates `failure`. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// held and never evaluates `failure`. A promise that has settled before the deadline always wins, for
+  /// any `duration`, zero and negative too. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
   ///   - duration: How long to wait for this promise; more than 2^40 seconds (about 35,000 years) means
   ///     never.
@@ -208,40 +265,72 @@ nonisolated extension MainActorPromise {
 // MARK: - Timers (internal)
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+nonisolated extension ResultPromise where Success: Sendable {
+  /// `delay` with or without `ifCancelled`. The returned promise's record is a dependent of this one's (or
+  /// its own); the wait is not its dependent, so a request leaves it alone. With `ifCancelled`, a handler
+  /// on that record and the wait's end race for one claim: the winner settles the promise, and a winning
+  /// handler ends the wait, so the clock's sleep stops at once.
+  @inlinable func _delay<C: Clock<Duration>>(
+    _ duration: Duration, clock: C, ifCancelled: (@Sendable () -> Failure)?
+  ) -> ResultPromise<Success, Failure> {
+    let record = _extras?.dependent(on: nil) as? _Cancellation ?? _Cancellation()
+    let next = ResultPromise<Success, Failure>(_pending: record)
+    self._await { result in
+      guard case .success = result else {
+        next.fulfil(with: result)
+        return
+      }
+      let wait = _wait(duration, on: clock)
+      guard let ifCancelled else { return wait._await { _ in next.fulfil(with: result) } }
+      let claim = _Claim()
+      record.onCancel {
+        if claim.take() { next.fulfil(with: .failure(ifCancelled())) }
+        wait.cancel()
+      }
+      wait._await { _ in
+        if claim.take() { next.fulfil(with: result) }
+      }
+    }
+    return next
+  }
+}
+
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 nonisolated extension ResultPromise {
   /// The timeout of both views, for any `Success`: the first of the source's result and the timer to
   /// claim the outcome settles the returned promise. The value never reaches the timer's task.
   @inlinable func _timeout<C: Clock<Duration>>(
     _ duration: Duration, failure: @escaping @Sendable () -> Failure, clock: C
   ) -> ResultPromise<Success, Failure> {
-    let target = _TimeoutTarget(ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil)))
+    let next = ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil))
+    let claim = _Claim()
     let wait = _wait(duration, on: clock)
-    wait._await { _ in
-      if target.claim() { target.next.fulfil(with: .failure(failure())) }
+    // A source that has settled wins, even while its observers still wait behind a callback running on
+    // its thread. Held weakly: the timer must not keep a dropped source alive until the deadline.
+    wait._await { [weak self] _ in
+      if self?.isPending != false, claim.take() { next.fulfil(with: .failure(failure())) }
     }
     self._await { result in
-      if target.claim() { target.next.fulfil(with: result) }
+      if claim.take() { next.fulfil(with: result) }
       wait.cancel()  // it ends at once; the claim is taken
     }
-    return target.next
+    return next
   }
 }
 
-/// The promise a timeout settles, and whether its outcome has been claimed.
+/// An outcome that two parties race to decide: a timeout's source and its timer, a delay's deadline and a
+/// request. Only the first to `take` it settles the promise.
 ///
-/// `@unchecked Sendable`: `claimed` is only read and written under the lock; `next` is handed to the
-/// timer's task only to settle it with a failure there, so a value that is not `Sendable` never crosses
-/// to that task (the source's result settles `next` where the source settles).
-@usableFromInline final nonisolated class _TimeoutTarget<Success, Failure: Error>: @unchecked Sendable {
-  @usableFromInline let next: ResultPromise<Success, Failure>
-  @usableFromInline var claimed = false
-  @inlinable init(_ next: ResultPromise<Success, Failure>) { self.next = next }
+/// `@unchecked Sendable`: `taken` is only read and written under the lock.
+@usableFromInline final nonisolated class _Claim: @unchecked Sendable {
+  @usableFromInline var taken = false
+  @inlinable init() {}
 
   /// `true` for the first caller only: it decides the outcome.
-  @inlinable func claim() -> Bool {
+  @inlinable func take() -> Bool {
     _Lock(for: self).withLock {
-      defer { claimed = true }
-      return !claimed
+      defer { taken = true }
+      return !taken
     }
   }
 }

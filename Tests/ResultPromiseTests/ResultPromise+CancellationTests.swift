@@ -39,6 +39,12 @@ private func stoppableModel(counting stops: Counter) -> ResultPromise<Model, Tes
   }
 }
 
+/// `error`, counting in `evaluations` each time it is made: to see when an autoclosure is evaluated.
+func counted(_ evaluations: Counter, _ error: TestError) -> TestError {
+  evaluations.increment()
+  return error
+}
+
 /// The `fulfil` function of a pending promise, kept outside it: setting it to `nil` lets go of the last
 /// hold on the promise but what was made from it.
 typealias HeldFulfil<Value> = Locked<(@Sendable (Result<Value, TestError>) -> Void)?>
@@ -541,7 +547,8 @@ struct CancellationTests {
     shared.promise.succeed(1)
   }
 
-  @Test("delay passes a request on while it waits for its input, and ends its wait at once on one")
+  @Test(
+    "delay passes a request on while it waits for its input; a request during its wait keeps the deadline")
   func delayOnRequest() async {
     let clock = ManualClock()
     let input = Work()
@@ -550,31 +557,137 @@ struct CancellationTests {
     #expect(input.requests == 1)
     #expect(await delayed.result == .failure(.stopped))
 
+    let ran = Counter()
     let waiting = ResultPromise<Int, TestError>(value: 7).delay(.seconds(5), clock: clock)
+    let following = waiting.map { value in
+      ran.increment()
+      return value
+    }
     await eventually { clock.sleepers == 1 }
-    waiting.cancel()
-    #expect(waiting.settledResult == .success(7), "the held success, at once, without the clock")
-    await eventually("the timer leaves the clock") { clock.sleepers == 0 }
-
-    let late = Work(stops: false)
-    let heldBack = late.promise.delay(.seconds(5), clock: clock)
-    heldBack.cancel()
-    late.promise.succeed(3)
-    #expect(heldBack.settledResult == .success(3), "a request before the wait ends it as it starts")
-
-    let never = ResultPromise<Int, TestError>(value: 9).delay(.seconds(Int64.max), clock: clock)
-    never.cancel()
-    #expect(never.settledResult == .success(9), "a wait that would never end, ended by a request")
+    following.cancel()
+    #expect(following.isPending && ran.value == 0, "the code after the delay does not run sooner than asked")
+    #expect(clock.sleepers == 1, "the wait goes on")
+    clock.advance(by: .seconds(5))
+    #expect(await following.result == .success(7))
+    #expect(ran.value == 1)
   }
 
-  @Test("after succeeds at once on a request, with its value")
+  @Test("delay with ifCancelled: a request ends the wait at once with that failure, evaluated only then")
+  func delayIfCancelled() async {
+    let clock = ManualClock()
+    let evaluated = Counter()
+    let ran = Counter()
+    let waiting = ResultPromise<Int, TestError>(value: 7)
+      .delay(.seconds(5), clock: clock, ifCancelled: counted(evaluated, .other(499)))
+    let following = waiting.map { value in
+      ran.increment()
+      return value
+    }
+    await eventually { clock.sleepers == 1 }
+    following.cancel()
+    #expect(following.settledResult == .failure(.other(499)) && ran.value == 0)
+    #expect(evaluated.value == 1)
+    await eventually("the timer leaves the clock") { clock.sleepers == 0 }
+
+    let onTime = ResultPromise<Int, TestError>(value: 8)
+      .delay(.seconds(5), clock: clock, ifCancelled: counted(evaluated, .other(499)))
+    await eventually { clock.sleepers == 1 }
+    clock.advance(by: .seconds(5))
+    #expect(await onTime.result == .success(8))
+    onTime.cancel()
+    #expect(evaluated.value == 1, "not evaluated when the deadline decided")
+
+    let late = Work(stops: false)
+    let heldBack = late.promise.delay(.seconds(5), clock: clock, ifCancelled: .other(499))
+    heldBack.cancel()
+    #expect(late.requests == 1)
+    late.promise.succeed(3)
+    #expect(heldBack.settledResult == .failure(.other(499)), "a request before the wait ends it as it starts")
+
+    let failed = ResultPromise<Int, TestError>(error: .boom)
+      .delay(.seconds(5), clock: clock, ifCancelled: counted(evaluated, .other(499)))
+    failed.cancel()
+    #expect(failed.settledResult == .failure(.boom) && evaluated.value == 1, "a failure passes on at once")
+
+    let never = ResultPromise<Int, TestError>(value: 9)
+      .delay(.seconds(Int64.max), clock: clock, ifCancelled: .other(499))
+    never.cancel()
+    #expect(never.settledResult == .failure(.other(499)), "a wait that would never end, ended by a request")
+  }
+
+  @Test("after keeps its deadline on a request; with ifCancelled it fails at once instead")
   func afterOnRequest() async {
     let clock = ManualClock()
-    let tick = ResultPromise<String, Never>.after(.seconds(60), value: "tick", clock: clock)
+    let dismissed = Counter()
+    let tick = ResultPromise<String, TestError>.after(.seconds(60), value: "tick", clock: clock)
+    tick.onSuccess { _ in dismissed.increment() }
     await eventually { clock.sleepers == 1 }
     tick.cancel()
-    #expect(tick.settledResult == .success("tick"))
-    await eventually { clock.sleepers == 0 }
+    #expect(tick.isPending && dismissed.value == 0)
+    clock.advance(by: .seconds(60))
+    #expect(await tick.result == .success("tick"))
+    #expect(dismissed.value == 1)
+
+    let evaluated = Counter()
+    let cancellable = ResultPromise<String, TestError>
+      .after(.seconds(60), value: "tick", clock: clock, ifCancelled: counted(evaluated, .other(499)))
+    cancellable.onSuccess { _ in dismissed.increment() }
+    await eventually { clock.sleepers == 1 }
+    cancellable.cancel()
+    #expect(cancellable.settledResult == .failure(.other(499)))
+    #expect(dismissed.value == 1 && evaluated.value == 1)
+    await eventually("the timer leaves the clock") { clock.sleepers == 0 }
+  }
+
+  @Test(
+    "a request racing a delay's deadline: one outcome, ifCancelled evaluated only when it is that outcome")
+  func delayRequestRacingDeadline() async {
+    let evaluated = Counter()
+    var cancelledOutcomes = 0
+    for trial in 0..<2_000 {
+      let delayed = ResultPromise<Int, TestError>(value: trial)
+        .delay(trial.isMultiple(of: 2) ? .zero : .seconds(-1), ifCancelled: counted(evaluated, .other(499)))
+      delayed.cancel()
+      let outcome = await delayed.result
+      #expect(outcome == .success(trial) || outcome == .failure(.other(499)))
+      if outcome == .failure(.other(499)) { cancelledOutcomes += 1 }
+    }
+    #expect(evaluated.value == cancelledOutcomes)
+  }
+
+  @Test("timeout never fails a source that has settled: zero and negative durations, on both views")
+  func timeoutSettledSourceWins() async {
+    for trial in 0..<2_000 {
+      let duration: Duration = trial.isMultiple(of: 2) ? .zero : .seconds(-1)
+      let source = ResultPromise<Int, TestError>(value: trial)
+      let timed = source.timeout(duration, failure: .other(408))
+      #expect(await timed.result == .success(trial))
+      let viewed = await source.onMainActor.timeout(duration, failure: .other(408)).result
+      #expect(viewed == .success(trial))
+    }
+  }
+
+  @Test("timeout inside a callback that runs past the deadline: the source that settled wins")
+  func timeoutInsideSlowCallback() async {
+    let clock = ManualClock()
+    let results = Log<Result<Int, TestError>>()
+    await onSmallStack(stackSize: 1 << 20) {
+      let trigger = ResultPromise<Void, Never>()
+      trigger.await { _ in
+        // The source settles now, but its observers wait behind this callback, on this thread.
+        let source = ResultPromise<Int, TestError>()
+        source.succeed(1)
+        let timed = source.timeout(.milliseconds(10), failure: .other(408), clock: clock)
+        timed.await(results.append)
+        // The callback runs past the deadline: the timer fires meanwhile, on another thread. Give it time
+        // to (wrongly) decide; this thread is not one of Swift's shared pool, which the timer runs on.
+        blockUntil(milliseconds: 2_000) { clock.sleepers == 1 }
+        clock.advance(by: .milliseconds(10))
+        blockUntil(milliseconds: 200) { !timed.isPending }
+      }
+      trigger.succeed(())
+    }
+    #expect(results.values == [.success(1)])
   }
 
   @Test(

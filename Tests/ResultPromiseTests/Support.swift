@@ -239,6 +239,14 @@ func eventually(
   #expect(condition(), comment, sourceLocation: sourceLocation)
 }
 
+/// Blocks this thread, in steps of a millisecond, until `condition` holds or `milliseconds` have passed;
+/// returns whether it holds. Only for threads of a test's own (`onSmallStack`), never Swift's shared pool,
+/// whose threads the awaited work may need.
+@discardableResult func blockUntil(milliseconds: Int, _ condition: () -> Bool) -> Bool {
+  for _ in 0..<milliseconds where !condition() { Thread.sleep(forTimeInterval: 0.001) }
+  return condition()
+}
+
 /// Watches an object's lifetime from any task, for tests that wait for a release.
 final class Watched: Sendable {
   private weak let object: (AnyObject & Sendable)?
