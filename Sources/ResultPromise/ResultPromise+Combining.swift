@@ -159,9 +159,10 @@ nonisolated extension ResultPromise {
   /// stack, however many there are. Like PromiseKit's `when(fulfilled:concurrently:)`.
   ///
   /// The returned promise can always be cancelled (see ``cancel()``): a request reaches the promises
-  /// pending now, and each promise made after it hears it as soon as it is made — so the work the makers
-  /// start is stopped as it starts, until a failure it reports ends the whole. Once the returned promise
-  /// has settled, it lets go of the promises still pending.
+  /// pending now, and stops the pulling. After it, a further maker is called only when a promise in flight
+  /// succeeds in spite of the request (or when none is left in flight), and the promise it makes hears the
+  /// request as it is made — so the failure a stopped promise reports soon ends the whole. Once the
+  /// returned promise has settled, it lets go of the promises still pending.
   /// - Parameters:
   ///   - makers: Closures that each start one piece of work and return its promise.
   ///   - limit: The most promises pending at once.
@@ -170,7 +171,11 @@ nonisolated extension ResultPromise {
   public static func all<Makers: Sequence>(
     _ makers: sending Makers, concurrently limit: Int
   ) -> ResultPromise<[Success], Failure> where Makers.Element == () -> ResultPromise<Success, Failure> {
-    _Pump(makers, limit: limit, decidedEarly: { _firstFailure($0) }, decided: { _allValues($0) }).start()
+    _Pump(
+      makers, limit: limit, stopsOnRequest: true, decidedEarly: { _firstFailure($0) },
+      decided: { _allValues($0) }
+    )
+    .start()
   }
 
   /// Calls `makers` in order, with at most `limit` of the promises they make pending at once; succeeds
@@ -181,7 +186,10 @@ nonisolated extension ResultPromise {
   ///     .onSuccess { outcomes in report(outcomes) }
   /// ```
   ///
-  /// As `all(_:concurrently:)`, except that a failure does not end it: every maker is called.
+  /// As `all(_:concurrently:)`, except that a failure does not end it: every maker is called. A request
+  /// (see ``cancel()``) does not end it either, since it needs every outcome: it reaches the promises
+  /// pending now, and each further maker is still called, its promise hearing the request as it is made —
+  /// so the work still starts, and is asked to stop at once.
   /// - Parameters:
   ///   - makers: Closures that each start one piece of work and return its promise.
   ///   - limit: The most promises pending at once; below 1 counts as 1.
@@ -191,7 +199,8 @@ nonisolated extension ResultPromise {
     _ makers: sending Makers, concurrently limit: Int
   ) -> ResultPromise<[Result<Success, Failure>], Never>
   where Makers.Element == () -> ResultPromise<Success, Failure> {
-    _Pump(makers, limit: limit, decidedEarly: { _ in nil }, decided: { .success($0) }).start()
+    _Pump(makers, limit: limit, stopsOnRequest: false, decidedEarly: { _ in nil }, decided: { .success($0) })
+      .start()
   }
 
   /// As the `all(_:concurrently:)` above, for makers that are `@Sendable` closures — as closures
@@ -374,6 +383,8 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
   @usableFromInline let limit: Int
   /// The combined promise's record, always there: a request stops the pump's work, pending and to come.
   @usableFromInline let record = _Cancellation()
+  /// Whether a request stops the pulling (`all`; `allSettled` needs every outcome).
+  @usableFromInline let stopsOnRequest: Bool
   @usableFromInline let next: ResultPromise<NewSuccess, NewFailure>
   @usableFromInline let decidedEarly: (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?
   @usableFromInline let decided: ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
@@ -383,13 +394,15 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
   @exclusivity(unchecked) @usableFromInline var isPumping = false
   @exclusivity(unchecked) @usableFromInline var isExhausted = false
   @exclusivity(unchecked) @usableFromInline var isDecided = false
+  /// After a request: successes handed in in spite of it, each of which allows one more pull.
+  @exclusivity(unchecked) @usableFromInline var pullsAllowed = 0
 
   @inlinable init(
-    _ makers: sending Makers, limit: Int,
+    _ makers: sending Makers, limit: Int, stopsOnRequest: Bool,
     decidedEarly: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?,
     decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   ) {
-    (iterator, self.limit) = (makers.makeIterator(), Swift.max(1, limit))
+    (iterator, self.limit, self.stopsOnRequest) = (makers.makeIterator(), Swift.max(1, limit), stopsOnRequest)
     next = ResultPromise(_pending: record)
     (self.decidedEarly, self.decided) = (decidedEarly, decided)
   }
@@ -408,12 +421,16 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
     }
     guard claimed else { return }
     while true {
+      // After a request, pull only for a success that came in spite of it — or when nothing is in flight,
+      // since only a pulled promise's outcome can end the whole then.
+      let stopped = stopsOnRequest && record.isCancelled
       // Take a place before pulling, so that a failure recorded meanwhile stops the next pull.
       let index: Int? = _Lock(for: self).withLock {
-        guard !isDecided, !isExhausted, pending < limit else {
+        guard !isDecided, !isExhausted, pending < limit, !stopped || pullsAllowed > 0 || pending == 0 else {
           isPumping = false
           return nil
         }
+        if stopped, pullsAllowed > 0 { pullsAllowed -= 1 }
         pending += 1
         results.append(nil)
         return results.count - 1
@@ -436,9 +453,11 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
 
   /// Records one promise's result; settles the combined promise if that decides it, else pumps.
   @inlinable func settle(_ result: Result<Success, Failure>, at index: Int) {
+    let inSpite = stopsOnRequest && (try? result.get()) != nil && record.isCancelled
     let outcome: Result<NewSuccess, NewFailure>? = _Lock(for: self).withLock {
       guard !isDecided else { return nil }
       (pending, results[index]) = (pending - 1, result)
+      if inSpite { pullsAllowed += 1 }
       if let early = decidedEarly(result) {
         isDecided = true
         return early

@@ -500,6 +500,56 @@ struct CancellationTests {
     works.withLock { $0[2] }.promise.succeed(2)
   }
 
+  @Test("all(_:concurrently:) after a request: a further maker only for a success that came in spite of it")
+  func concurrentlyStopsPulling() {
+    let works = Locked<[Work]>([])
+    let inMaker = DispatchSemaphore(value: 0)
+    let go = DispatchSemaphore(value: 0)
+    let makers = (0..<10).map { index in
+      { () -> ResultPromise<Int, TestError> in
+        if index == 5 {  // the pump, on another thread, is inside this maker while the test acts
+          inMaker.signal()
+          go.wait()
+        }
+        let work = Work(stops: false)
+        works.withLock { $0.append(work) }
+        return work.promise
+      }
+    }
+    let all = ResultPromise.all(makers, concurrently: 5)
+    let work: @Sendable (Int) -> Work = { index in works.withLock { $0[index] } }
+    let pumped = DispatchGroup()
+    DispatchQueue.global().async(group: pumped) { work(0).promise.succeed(0) }  // frees a place: maker 5
+    inMaker.wait()
+    work(1).promise.succeed(1)  // before the request: its place is not to be filled after it
+    all.cancel()
+    go.signal()
+    pumped.wait()
+    #expect(works.withLock { $0.map(\.requests) } == [0, 0, 1, 1, 1, 1], "maker 6 is not called")
+    work(2).promise.succeed(2)  // in spite of the request: one more maker, whose promise hears it
+    #expect(works.withLock { $0.map(\.requests) } == [0, 0, 1, 1, 1, 1, 1])
+    work(3).promise.fail(.stopped)
+    #expect(all.settledResult == .failure(.stopped))
+    #expect(works.withLock { $0.count } == 7, "no maker after the failure")
+    for index in 4..<7 { work(index).promise.fail(.stopped) }
+  }
+
+  @Test("allSettled(_:concurrently:) after a request still calls every maker; each promise hears it at once")
+  func concurrentlySettledCallsEveryMaker() {
+    let works = Locked<[Work]>([])
+    let makers = (0..<4).map { _ in
+      { () -> ResultPromise<Int, TestError> in
+        let work = Work()
+        works.withLock { $0.append(work) }
+        return work.promise
+      }
+    }
+    let settled = ResultPromise.allSettled(makers, concurrently: 1)
+    settled.cancel()
+    #expect(works.withLock { $0.map(\.requests) } == [1, 1, 1, 1])
+    #expect(settled.settledResult == .success(Array(repeating: .failure(.stopped), count: 4)))
+  }
+
   @Test("all(_:concurrently:) lets go of the promises still pending when a failure ends it")
   func concurrentlyLetsGoOnFailure() {
     let works = (0..<3).map { _ in Work() }
