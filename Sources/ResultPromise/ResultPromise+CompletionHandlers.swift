@@ -7,7 +7,10 @@
 // `{ $0 }`). A `(Value?, Error?)` handler called with neither a value nor an error breaks its own
 // convention; its `mapError` then receives `nil` and says what that means.
 //
-// This file needs only the core file, `ResultPromise.swift`, beside it.
+// Each shape also has a form for work that can be stopped — `ResultPromise { done, onCancel in … } mapError:
+// { … }` — built on `ResultPromise { done, onCancel in … }`, with the same conversion (`_completion`).
+//
+// This file needs the core file and `ResultPromise+Cancellation.swift` beside it.
 
 nonisolated extension ResultPromise where Success: Sendable {
   /// Wraps a completion-handler API that calls back with `(Value?, Error?)`: an error fails the promise,
@@ -38,13 +41,39 @@ nonisolated extension ResultPromise where Success: Sendable {
     mapError: @escaping @Sendable ((any Error)?) -> Failure,
     file: StaticString = #fileID, line: UInt = #line
   ) {
-    self.init(
-      { fulfil in
-        start { value, error in
-          if error == nil, let value { return fulfil(.success(value)) }
-          fulfil(.failure(mapError(error)))
-        }
-      }, file: file, line: line)
+    self.init({ start(ResultPromise._completion($0, mapError)) }, file: file, line: line)
+  }
+
+  /// Wraps a completion-handler API that calls back with `(Value?, Error?)` and whose work can be stopped:
+  /// `start` also gets an `onCancel` function to register what stops it.
+  ///
+  /// ```swift
+  /// let placemarks = ResultPromise { done, onCancel in
+  ///     geocoder.geocodeAddressString(address, completionHandler: done)
+  ///     onCancel { geocoder.cancelGeocode() }   // it then calls back with CLError.geocodeCanceled
+  /// } mapError: { error in
+  ///     error.map(AppError.geocoding) ?? .notFound
+  /// }
+  /// ```
+  ///
+  /// The completion is read as for the form without `onCancel`; `onCancel` is as for
+  /// ``init(_:file:line:)-841yn``: a handler runs at most once, on a request (see ``cancel()``) that comes
+  /// before the promise settles, on the requesting thread — possibly while the work settles it.
+  /// - Parameters:
+  ///   - start: Starts the work, hands `completion` to it and registers its handlers with `onCancel`.
+  ///   - mapError: Turns the handler's error into the promise's `Failure`; `nil` when the handler was called
+  ///     with neither a value nor an error.
+  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
+  @inlinable public convenience init(
+    _ start: (
+      _ completion: @escaping @Sendable (Success?, (any Error)?) -> Void,
+      _ onCancel: @escaping @Sendable (_ handler: @escaping @Sendable () -> Void) -> Void
+    ) -> Void,
+    mapError: @escaping @Sendable ((any Error)?) -> Failure,
+    file: StaticString = #fileID, line: UInt = #line
+  ) {
+    self.init({ start(ResultPromise._completion($0, mapError), $1) }, file: file, line: line)
   }
 
   /// Wraps a completion-handler API that calls back with `(Value, Error?)`: an error fails the promise,
@@ -68,9 +97,55 @@ nonisolated extension ResultPromise where Success: Sendable {
     mapError: @escaping @Sendable (any Error) -> Failure,
     file: StaticString = #fileID, line: UInt = #line
   ) {
-    self.init(
-      { fulfil in start { value, error in fulfil(error.map { .failure(mapError($0)) } ?? .success(value)) } },
-      file: file, line: line)
+    self.init({ start(ResultPromise._completion($0, mapError)) }, file: file, line: line)
+  }
+
+  /// Wraps a completion-handler API that calls back with `(Value, Error?)` and whose work can be stopped:
+  /// `start` also gets an `onCancel` function to register what stops it.
+  ///
+  /// ```swift
+  /// let granted = ResultPromise { done, onCancel in
+  ///     let request = permissions.request(.camera, completion: done)
+  ///     onCancel { request.withdraw() }
+  /// } mapError: { AppError.permissions($0) }
+  /// ```
+  ///
+  /// The completion is read as for the form without `onCancel`; `onCancel` is as for
+  /// ``init(_:file:line:)-841yn``.
+  /// - Parameters:
+  ///   - start: Starts the work, hands `completion` to it and registers its handlers with `onCancel`.
+  ///   - mapError: Turns the handler's error into the promise's `Failure`.
+  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
+  @inlinable public convenience init(
+    _ start: (
+      _ completion: @escaping @Sendable (Success, (any Error)?) -> Void,
+      _ onCancel: @escaping @Sendable (_ handler: @escaping @Sendable () -> Void) -> Void
+    ) -> Void,
+    mapError: @escaping @Sendable (any Error) -> Failure,
+    file: StaticString = #fileID, line: UInt = #line
+  ) {
+    self.init({ start(ResultPromise._completion($0, mapError), $1) }, file: file, line: line)
+  }
+
+  /// The completion of the `(Value?, Error?)` shape: an error fails, a value succeeds, neither fails with
+  /// `mapError(nil)`.
+  @inlinable static func _completion(
+    _ fulfil: @escaping @Sendable (Result<Success, Failure>) -> Void,
+    _ mapError: @escaping @Sendable ((any Error)?) -> Failure
+  ) -> @Sendable (Success?, (any Error)?) -> Void {
+    { value, error in
+      if error == nil, let value { return fulfil(.success(value)) }
+      fulfil(.failure(mapError(error)))
+    }
+  }
+
+  /// The completion of the `(Value, Error?)` shape: an error fails, whatever the value.
+  @inlinable static func _completion(
+    _ fulfil: @escaping @Sendable (Result<Success, Failure>) -> Void,
+    _ mapError: @escaping @Sendable (any Error) -> Failure
+  ) -> @Sendable (Success, (any Error)?) -> Void {
+    { value, error in fulfil(error.map { .failure(mapError($0)) } ?? .success(value)) }
   }
 }
 
@@ -95,8 +170,42 @@ nonisolated extension ResultPromise where Success == Void {
     mapError: @escaping @Sendable (any Error) -> Failure,
     file: StaticString = #fileID, line: UInt = #line
   ) {
-    self.init(
-      { fulfil in start { error in fulfil(error.map { .failure(mapError($0)) } ?? .success(())) } },
-      file: file, line: line)
+    self.init({ start(ResultPromise._completion($0, mapError)) }, file: file, line: line)
+  }
+
+  /// Wraps a completion-handler API that calls back with `(Error?)` alone and whose work can be stopped:
+  /// `start` also gets an `onCancel` function to register what stops it.
+  ///
+  /// ```swift
+  /// let uploaded = ResultPromise { done, onCancel in
+  ///     let upload = uploader.send(file, completion: done)
+  ///     onCancel { upload.cancel() }   // it then calls back with UploadError.cancelled
+  /// } mapError: { AppError.upload($0) }
+  /// ```
+  ///
+  /// The completion is read as for the form without `onCancel`; `onCancel` is as for
+  /// ``init(_:file:line:)-841yn``.
+  /// - Parameters:
+  ///   - start: Starts the work, hands `completion` to it and registers its handlers with `onCancel`.
+  ///   - mapError: Turns the handler's error into the promise's `Failure`.
+  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
+  ///   - line: The line where the promise is made, for the report; leave the default.
+  @inlinable public convenience init(
+    _ start: (
+      _ completion: @escaping @Sendable ((any Error)?) -> Void,
+      _ onCancel: @escaping @Sendable (_ handler: @escaping @Sendable () -> Void) -> Void
+    ) -> Void,
+    mapError: @escaping @Sendable (any Error) -> Failure,
+    file: StaticString = #fileID, line: UInt = #line
+  ) {
+    self.init({ start(ResultPromise._completion($0, mapError), $1) }, file: file, line: line)
+  }
+
+  /// The completion of the `(Error?)` shape: an error fails, `nil` succeeds.
+  @inlinable static func _completion(
+    _ fulfil: @escaping @Sendable (Result<Void, Failure>) -> Void,
+    _ mapError: @escaping @Sendable (any Error) -> Failure
+  ) -> @Sendable ((any Error)?) -> Void {
+    { error in fulfil(error.map { .failure(mapError($0)) } ?? .success(())) }
   }
 }

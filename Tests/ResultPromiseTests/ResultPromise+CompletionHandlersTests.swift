@@ -139,4 +139,70 @@ struct CompletionHandlersTests {
     waiting.await { _ in }
     #expect(BrokenPromiseReports.mentioning("UnansweredHandlerSentinel").values.reduce(0, +) == 1)
   }
+
+  @Test(
+    "each shape has a cancellable form: a request runs its handler, and the handler's error comes back mapped"
+  )
+  func cancellableForms() {
+    /// An old SDK's call that can be stopped: stopping calls back with `SDKError`, as URLSession reports
+    /// `URLError.cancelled`.
+    final class Call: Sendable {
+      let stops = Counter()
+      let completion = Locked<(@Sendable ((any Error)?) -> Void)?>(nil)
+      func stop() {
+        stops.increment()
+        completion.withLock { $0 }?(SDKError())
+      }
+    }
+    let optional = Call()
+    let optionalValue = ResultPromise { (done: @escaping @Sendable (Int?, (any Error)?) -> Void, onCancel) in
+      optional.completion.withLock { $0 = { done(nil, $0) } }
+      onCancel { optional.stop() }
+    } mapError: {
+      $0.map(mapped) ?? .offline
+    }
+    let plain = Call()
+    let plainValue = ResultPromise { (done: @escaping @Sendable (Bool, (any Error)?) -> Void, onCancel) in
+      plain.completion.withLock { $0 = { done(false, $0) } }
+      onCancel { plain.stop() }
+    } mapError: {
+      mapped($0)
+    }
+    let errorOnly = Call()
+    let noValue = ResultPromise { (done: @escaping @Sendable ((any Error)?) -> Void, onCancel) in
+      errorOnly.completion.withLock { $0 = done }
+      onCancel { errorOnly.stop() }
+    } mapError: {
+      mapped($0)
+    }
+    #expect(staticType(of: optionalValue) == ResultPromise<Int, AppError>.self)
+    #expect(staticType(of: plainValue) == ResultPromise<Bool, AppError>.self)
+    #expect(staticType(of: noValue) == ResultPromise<Void, AppError>.self)
+    let tail = ResultPromise<Int, AppError>(value: 1).thenAsync { _ in optionalValue }  // a step adopts it
+    tail.cancel()
+    plainValue.map { !$0 }.cancel()
+    noValue.cancel()
+    #expect([optional, plain, errorOnly].map(\.stops.value) == [1, 1, 1])
+    #expect(tail.settledResult == .failure(.wrapped(.boom)))
+    #expect(plainValue.settledResult == .failure(.wrapped(.boom)))
+    if case .failure(let error) = noValue.settledResult {
+      #expect(error == .wrapped(.boom))
+    } else {
+      Issue.record()
+    }
+  }
+
+  @Test("a cancellable form's handler never runs once the completion has been called")
+  func cancellableFormSettledFirst() async {
+    let stops = Counter()
+    let finished = ResultPromise { done, onCancel in
+      OldSDK.errorOnly(nil, completion: done)
+      onCancel { stops.increment() }
+    } mapError: {
+      mapped($0)
+    }
+    _ = await finished.result
+    finished.cancel()
+    #expect(stops.value == 0)
+  }
 }
