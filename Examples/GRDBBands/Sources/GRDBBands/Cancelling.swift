@@ -2,7 +2,9 @@
 // and an HTTP request that a loopback server never answers, then cancels each chain a moment later, as a
 // screen that goes away would. The query stops through GRDB's `interrupt()` and reports SQLITE_INTERRUPT;
 // the request stops through `URLSessionTask.cancel()` and reports `URLError.cancelled`; both reach the app as
-// `StoreError.cancelled`, and the server sees its connection close. Exits 0 if both stopped early.
+// `StoreError.cancelled`, and the server sees its connection close. The query is stopped twice: once as
+// the chain's first promise, and once adopted by a `thenAsync` step after a plain cache read — a chain that
+// starts with no work to stop still reaches the work it adopts. Exits 0 if all three stopped early.
 
 import Dispatch
 import Foundation
@@ -30,22 +32,29 @@ nonisolated func download(_ url: URL) -> ResultPromise<Data, StoreError> {
   }
 }
 
-/// Runs both demonstrations, one after the other, and exits.
+/// How many rows the statistic counts, read from a cache through a completion handler, as apps read
+/// settings: a plain promise, with no work to stop.
+nonisolated func rowsToCount(completion: @escaping @Sendable (Result<Int, StoreError>) -> Void) {
+  DispatchQueue.global().async { completion(.success(1_000_000_000)) }
+}
+
+/// Runs the three demonstrations, one after the other, and exits.
 @MainActor func demonstrateCancellation(database: BandDatabase) {
-  let started = DispatchTime.now()
-  let milliseconds = { (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000 }
-
   // A screen shows a statistic that takes SQLite minutes to compute, and goes away after 300 ms.
-  let statistic = database.count(to: 1_000_000_000).onMainActor.map { "counted \($0) rows" }
-  DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { statistic.cancel() }
-  statistic.await { result in
-    let queryStopped = result == .failure(.cancelled) && milliseconds() < 10_000
-    print(
-      queryStopped
-        ? "query stopped after \(milliseconds()) ms: SQLITE_INTERRUPT reached the app as StoreError.cancelled"
-        : "query not stopped: \(result) after \(milliseconds()) ms")
-
-    // A screen loads from a server that never answers, and goes away after 300 ms.
+  stopsEarly(database.count(to: 1_000_000_000)) { milliseconds in
+    "query stopped after \(milliseconds) ms: SQLITE_INTERRUPT reached the app as StoreError.cancelled"
+  }
+  // The same, when the chain starts with a cache read and adopts the query.
+  .thenAsync { queryStopped in
+    let statistic = ResultPromise { done in rowsToCount(completion: done) }
+      .thenAsync { rows in database.count(to: rows) }
+    return stopsEarly(statistic) { milliseconds in
+      "adopted query stopped after \(milliseconds) ms: the request reached it past the cache read"
+    }
+    .map { queryStopped && $0 }
+  }
+  // A screen loads from a server that never answers, and goes away after 300 ms.
+  .thenAsync { bothStopped in
     let server: LoopbackServer
     do {
       server = try LoopbackServer()
@@ -53,17 +62,34 @@ nonisolated func download(_ url: URL) -> ResultPromise<Data, StoreError> {
       print("no loopback server: \(error)")
       exit(1)
     }
-    let page = download(URL(string: "http://127.0.0.1:\(server.port)/slow")!).map { $0.count }
-    DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { page.cancel() }
-    page.onMainActor.await { result in
-      let closed = server.waitForClose(seconds: 10)
-      let requestStopped = result == .failure(.cancelled) && closed
-      print(
-        requestStopped
-          ? "request stopped: URLError.cancelled reached the app as StoreError.cancelled; the server saw the connection close"
-          : "request not stopped: \(result); the server saw the connection close: \(closed)")
-      exit(queryStopped && requestStopped ? 0 : 1)
+    return stopsEarly(download(URL(string: "http://127.0.0.1:\(server.port)/slow")!), closing: server) { _ in
+      "request stopped: URLError.cancelled reached the app as StoreError.cancelled; the server saw the connection close"
     }
+    .map { bothStopped && $0 }
+  }
+  .await { result in exit(result == .success(true) ? 0 : 1) }
+}
+
+/// Cancels `work` after 300 ms, as a screen that goes away would; prints `stopped(milliseconds)` if it
+/// then reported `StoreError.cancelled` within ten seconds (and `server`, if given, saw its client close),
+/// otherwise what happened. Succeeds with whether it stopped.
+@MainActor func stopsEarly<Value>(
+  _ work: ResultPromise<Value, StoreError>, closing server: LoopbackServer? = nil,
+  stopped: @escaping (_ milliseconds: UInt64) -> String
+) -> MainActorPromise<Bool, Never> {
+  let started = DispatchTime.now()
+  let view = work.onMainActor
+  DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { view.cancel() }
+  return view.map { _ in
+    print("not stopped: the work finished")
+    return false
+  }
+  .recover { error in
+    let milliseconds = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
+    let closed = server?.waitForClose(seconds: 10) ?? true
+    let early = error == .cancelled && milliseconds < 10_000 && closed
+    print(early ? stopped(milliseconds) : "not stopped: \(error) after \(milliseconds) ms, closed: \(closed)")
+    return .success(early)
   }
 }
 
