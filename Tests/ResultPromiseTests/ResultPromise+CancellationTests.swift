@@ -310,11 +310,19 @@ struct CancellationTests {
     let inner = Work()
     let other = inner.promise.map { $0 + 10 }
     let tail = ResultPromise<Int, TestError>(value: 1).thenAsync { _ in inner.promise }
-    tail.cancel()
-    #expect(inner.requests == 0 && tail.isPending, "the other chain still wants it")
     other.cancel()
+    #expect(inner.requests == 0 && other.isPending, "the chain that adopted it still wants it")
+    tail.cancel()
     #expect(inner.requests == 1)
     #expect(tail.settledResult == .failure(.stopped) && other.settledResult == .failure(.stopped))
+
+    let shared = Work()
+    let first = ResultPromise<Int, TestError>(value: 1).thenAsync { _ in shared.promise }
+    let second = shared.promise.map { $0 + 10 }
+    first.cancel()
+    #expect(shared.requests == 0 && first.isPending, "the other chain still wants it")
+    second.cancel()
+    #expect(shared.requests == 1 && first.settledResult == .failure(.stopped))
   }
 
   @Test(
