@@ -845,7 +845,7 @@ nonisolated extension _Step where Slot == Transform? {
 /// run on, and how a request to cancel reaches their work. Subclasses add them: `receive(on:)`'s and the
 /// cancellation record. The core calls three methods, which here do nothing: a promise is made from this
 /// one (`dependent(on:)`, with the new promise's queue), this one settles (`settled`), and it adopts another
-/// promise's outcome (`adopt`).
+/// promise's outcome (`adopt`); and it asks `forStep` for a step's extras.
 ///
 /// `@unchecked Sendable`: it has no state; subclasses say why theirs is safe.
 @usableFromInline nonisolated class _Extras: @unchecked Sendable {
