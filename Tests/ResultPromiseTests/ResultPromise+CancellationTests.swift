@@ -850,6 +850,7 @@ struct CancellationTests {
     }
     view.cancel()
     #expect(inner.requests == 1)
+    inner.promise.fail(.boom)  // too late if the request stopped it; otherwise the await below would hang
     #expect(await view.result == .failure(.stopped))
 
     let fallback = Work()
@@ -858,6 +859,7 @@ struct CancellationTests {
     }
     recovered.cancel()
     #expect(fallback.requests == 1)
+    fallback.promise.fail(.boom)
     #expect(await recovered.result == .failure(.stopped))
   }
 
