@@ -27,8 +27,8 @@
 // lets its losers go. The request travels up in a loop, not by recursion; handlers run on the requesting
 // thread through its queue of work, never under a lock; no lock is held while another is taken.
 //
-// This file needs the core file and `ResultPromise+MainActor.swift` (for `MainActorPromise.cancel()`) beside
-// it.
+// This file needs only the core file, `ResultPromise.swift`, beside it. `MainActorPromise.cancel()` lives
+// in the main-actor file, and reaches `cancel()` through `_Extras.requestCancel`, below.
 
 import Dispatch
 
@@ -192,28 +192,6 @@ nonisolated extension ResultPromise {
   }
 }
 
-nonisolated extension MainActorPromise {
-  /// Asks the work behind the underlying promise to stop, as ``ResultPromise/cancel()`` does.
-  ///
-  /// ```swift
-  /// @MainActor final class ProfileModel {
-  ///     var profile: Profile?
-  ///     private var loading: MainActorPromise<Profile, APIError>?
-  ///
-  ///     func show(_ id: User.ID) {
-  ///         loading?.cancel()   // the previous load, if it is still running
-  ///         loading = api.profile(id).onMainActor.onSuccess { self.profile = $0 }
-  ///     }
-  /// }
-  /// ```
-  ///
-  /// The view's steps are dependents like any other. Callable from any isolation (a `deinit`, say);
-  /// handlers run on the calling thread, not hopped to the main actor.
-  public func cancel() {
-    promise.cancel()
-  }
-}
-
 // MARK: - Records (internal)
 
 nonisolated extension _Extras {
@@ -225,6 +203,13 @@ nonisolated extension _Extras {
   /// a fresh record if the step adopts another promise, otherwise none.
   @inlinable static func forStep(from input: _Extras?, adopts: Bool) -> _Extras? {
     input?.dependent(on: nil) ?? (adopts ? _Cancellation() : nil)
+  }
+
+  // The same trick for `MainActorPromise.cancel()`: the main-actor file declares a generic fallback that
+  // does nothing, and Swift prefers this more specific overload wherever this file is in the module.
+  /// Asks the work behind `promise` to stop; see ``ResultPromise/cancel()``.
+  static func requestCancel<Success, Failure>(_ promise: ResultPromise<Success, Failure>) {
+    promise.cancel()
   }
 }
 

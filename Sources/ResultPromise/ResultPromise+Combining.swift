@@ -11,7 +11,7 @@
 // first success, `all` and `zip` the rest after the first failure — each stopped only if nothing else
 // wants it.
 //
-// This file needs the core file and `ResultPromise+Cancellation.swift` (with what that needs) beside it.
+// This file needs the core file and `ResultPromise+Cancellation.swift` beside it.
 
 /// The failure of ``ResultPromise/any(_:)`` when every input fails: all their errors, in input order.
 ///

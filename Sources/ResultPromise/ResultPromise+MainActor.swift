@@ -14,8 +14,8 @@
 // on the main actor too, since the plain operations that hand out the value require `Sendable`.
 //
 // Cancellation: the view's steps, and tasks awaiting its `value` or `result`, are dependents of the
-// underlying promise like any other (`cancel()` and `MainActorPromise.cancel()` live in
-// `ResultPromise+Cancellation.swift`; this file only makes its promises from the core's hooks).
+// underlying promise like any other; this file only makes its promises from the core's hooks, and its
+// `cancel()` calls the cancellation file's, when that file is in the module.
 //
 // This file needs only the core file, `ResultPromise.swift`, beside it.
 
@@ -88,6 +88,29 @@ public nonisolated struct MainActorPromise<Success, Failure: Error> {
 }
 
 nonisolated extension MainActorPromise: Sendable where Success: Sendable {}
+
+nonisolated extension MainActorPromise {
+  /// Asks the work behind the underlying promise to stop, as ``ResultPromise/cancel()`` does.
+  ///
+  /// ```swift
+  /// @MainActor final class ProfileModel {
+  ///     var profile: Profile?
+  ///     private var loading: MainActorPromise<Profile, APIError>?
+  ///
+  ///     func show(_ id: User.ID) {
+  ///         loading?.cancel()   // the previous load, if it is still running
+  ///         loading = api.profile(id).onMainActor.onSuccess { self.profile = $0 }
+  ///     }
+  /// }
+  /// ```
+  ///
+  /// The view's steps are dependents like any other. Callable from any isolation (a `deinit`, say);
+  /// handlers run on the calling thread, not hopped to the main actor. Copied without
+  /// `ResultPromise+Cancellation.swift`, no promise can be cancelled, and this does nothing.
+  public func cancel() {
+    _Extras.requestCancel(promise)
+  }
+}
 
 @MainActor
 extension MainActorPromise {
@@ -420,6 +443,14 @@ nonisolated extension MainActorPromise where Failure == Never {
   guard let waiter = extras?.dependent(on: nil) else { return await wait() }
   return await withTaskCancellationHandler(
     operation: wait, onCancel: { waiter.settled() }, isolation: isolation)
+}
+
+nonisolated extension _Extras {
+  // A trick of overload ranking, as the core's `forStep`: the cancellation file declares a `requestCancel`
+  // for `ResultPromise` that Swift prefers to this generic one wherever both are in the module. Without
+  // that file no promise can be cancelled, so this one has nothing to do.
+  /// Does nothing: without the cancellation file no promise can be cancelled.
+  static func requestCancel<Promise>(_ promise: Promise) {}
 }
 
 // MARK: - Hops to the main queue (internal)

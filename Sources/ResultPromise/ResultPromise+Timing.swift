@@ -27,8 +27,7 @@
 // evaluates its failure. `timeout`'s wait claims only while the source is still pending, so a source that
 // has settled wins even when its observers still wait behind a callback running on its thread.
 //
-// This file needs the core file, `ResultPromise+MainActor.swift` (for `MainActorPromise.timeout`),
-// `ResultPromise+Concurrency.swift` (a wait that never ends by itself waits there to be cancelled) and
+// This file needs the core file, `ResultPromise+MainActor.swift` (for `MainActorPromise.timeout`) and
 // `ResultPromise+Cancellation.swift` beside it. Its operators need `Clock` and `Duration`: iOS 16, macOS 13,
 // tvOS 16 or watchOS 9 (any visionOS); the rest of the library needs only iOS 13, macOS 10.15, tvOS 13 or
 // watchOS 6.
@@ -372,6 +371,8 @@ nonisolated extension ResultPromise {
   /// Suspends until the current task is cancelled. No clock is asked to sleep meanwhile, so nothing is
   /// left scheduled once it has been (a cancelled `Task.sleep` leaves its job queued until its deadline).
   @usableFromInline static func untilCancelled() async {
-    _ = await _AbandonableWait<Never>().value()
+    let (never, open) = AsyncStream<Never>.makeStream()  // iterating a stream ends when its task is cancelled
+    for await _ in never {}
+    open.finish()
   }
 }
