@@ -1,4 +1,4 @@
-// A library that vendors a private copy of ResultPromise (`Scripts/vendor --internal --main-actor`): it uses
+// A library that vendors a private copy of ResultPromise (`Scripts/vendor --internal …`): it uses
 // promises inside, and its public API shows none. LIBRARY is replaced by the library's name.
 import Dispatch
 

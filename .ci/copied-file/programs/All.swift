@@ -1,19 +1,9 @@
-// Uses every source file copied into one target: combinators, timing, cancellation and Swift Concurrency
+// Every file (`Scripts/vendor --all`) in one target: combinators, timing, cancellation and Swift Concurrency
 // on the main actor.
+// Expect: every file: 42
 import Dispatch
 
 enum LoadError: Error { case offline, timedOut, cancelled }
-
-/// Work that stops when asked, and reports it in its own error type.
-nonisolated func stoppable() -> ResultPromise<Int, LoadError> {
-  ResultPromise { done, onCancel in
-    let work = Task {
-      try? await Task.sleep(nanoseconds: 60_000_000_000)
-      done(Task.isCancelled ? .failure(.cancelled) : .success(1))
-    }
-    onCancel { work.cancel() }
-  }
-}
 
 @MainActor func run() async {
   let remote = ResultPromise<Int, LoadError> { done in DispatchQueue.global().async { done(.success(40)) } }
@@ -22,12 +12,14 @@ nonisolated func stoppable() -> ResultPromise<Int, LoadError> {
     .timeout(.seconds(60), failure: .timedOut)
     .map { $0.reduce(0, +) }
     .result
-  let view = stoppable().onMainActor.map { $0 + 1 }
+  let view = stoppable(reporting: LoadError.cancelled).onMainActor.map { $0 + 1 }
   view.cancel()
   let stopped = await view.result
   // A chain that starts at a value reaches the work its thenAsync step adopts (in a copy too, where the
   // cancellation file gives every adopting step a record).
-  let adopted = ResultPromise<Int, LoadError>(value: 1).thenAsync { _ in stoppable() }.map { $0 + 1 }
+  let adopted = ResultPromise<Int, LoadError>(value: 1)
+    .thenAsync { _ in stoppable(reporting: LoadError.cancelled) }
+    .map { $0 + 1 }
   adopted.cancel()
   let reached = await adopted.result
   let notes = (stopped == .failure(.cancelled) ? "" : " (not stopped)")

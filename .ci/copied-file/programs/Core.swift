@@ -1,4 +1,5 @@
-// Uses the core file copied alone: a chain across threads, waited for without Swift Concurrency.
+// The core file alone (`Scripts/vendor`): a chain across threads, waited for without Swift Concurrency.
+// Expect: core alone: 42
 import Dispatch
 
 enum LoadError: Error { case offline }

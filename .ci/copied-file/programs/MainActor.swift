@@ -1,5 +1,7 @@
-// Uses the core and the main-actor file copied together, as app code does: a main-actor view model whose
-// chain touches its own state and a model object that is not Sendable.
+// The core and the main-actor file (`Scripts/vendor --with MainActor`), as app code copies them: a
+// main-actor view model whose chain touches its own state and a model object that is not Sendable. Without
+// the cancellation file the view's `cancel()` compiles and has nothing to stop.
+// Expect: core and main actor: band 7, showing band 7; after cancel(): band 8
 import Dispatch
 
 enum LoadError: Error { case offline }
@@ -24,7 +26,11 @@ final class Band {  // not Sendable, like a Core Data object
 @MainActor func run() async {
   let model = BandViewModel()
   let name = await model.load(7).result
-  print("core and main actor: \((try? name.get()) ?? "failed"), \(model.status)")
+  let status = model.status
+  let next = model.load(8)
+  next.cancel()
+  let after = await next.result
+  print("core and main actor: \((try? name.get()) ?? "failed"), \(status); after cancel(): \((try? after.get()) ?? "failed")")
 }
 
 await run()

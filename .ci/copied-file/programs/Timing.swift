@@ -1,0 +1,15 @@
+// The timing file with what it needs (`Scripts/vendor --with Timing`): a value after a wait, a timeout,
+// and a wait that a request ends at once.
+// Expect: timing, after: 42
+// Expect: timing, timeout: timedOut
+// Expect: timing, a cancelled wait: gone
+
+enum LoadError: Error { case timedOut, gone }
+
+show("timing, after:", ResultPromise<Int, LoadError>.after(.milliseconds(10), value: 42))
+let never = ResultPromise<Int, LoadError>()  // kept to the end: a dropped pending promise is reported
+show("timing, timeout:", never.timeout(.milliseconds(10), failure: .timedOut))
+let wait = ResultPromise<Int, LoadError>.after(.seconds(60), value: 0, ifCancelled: .gone)
+wait.cancel()
+show("timing, a cancelled wait:", wait)
+never.fail(.gone)
