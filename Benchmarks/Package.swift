@@ -22,9 +22,27 @@ let package = Package(
     .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
   ],
   targets: [
+    // The ResultPromise and swift-nio workloads that both runs time.
+    .target(
+      name: "Workloads",
+      dependencies: [
+        .product(name: "ResultPromise", package: libraryIdentity),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      path: "Benchmarks/Workloads"
+    ),
+    // Timing in a fresh process per contender and round, without package-benchmark's malloc interposer.
+    .executableTarget(
+      name: "FreshProcess",
+      dependencies: ["Workloads"],
+      path: "Benchmarks/FreshProcess"
+    ),
     .executableTarget(
       name: "PromiseBenchmarks",
       dependencies: [
+        "Workloads",
         .product(name: "ResultPromise", package: libraryIdentity),
         .product(name: "Benchmark", package: "benchmark"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -34,7 +52,7 @@ let package = Package(
       ],
       path: "Benchmarks/PromiseBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-    )
+    ),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -10,6 +10,7 @@ import NIOPosix
 import OpenCombine
 import ResultPromise
 import Synchronization
+import Workloads
 
 #if canImport(Glibc)
   import Glibc
@@ -17,8 +18,6 @@ import Synchronization
   import Darwin
 #endif
 
-/// Steps per iteration.
-let n = 100_000
 /// Steps per iteration for OpenCombine chains on a pending root: its `Future` delivers recursively, so a
 /// chain of `n` overflows the stack (see the README).
 let combineChain = 1_000
@@ -63,6 +62,18 @@ func contender(
 ) {
   Benchmark(label(scenario, contender), configuration: configuration) { benchmark in
     for _ in benchmark.scaledIterations { iteration(benchmark) }
+  }
+}
+
+/// Registers the ResultPromise and swift-nio contenders of `scenario`, from the workloads the fresh-process
+/// run times too.
+func sharedContenders(_ scenario: String) {
+  for workload in timedWorkloads() where workload.scenario == scenario {
+    contender(scenario, workload.contender) { benchmark in
+      let timed = workload.prepare()
+      benchmark.startMeasurement()
+      timed()
+    }
   }
 }
 
@@ -129,25 +140,7 @@ func pendingFuture() -> (Future<Int, Never>, Future<Int, Never>.Promise) {
 
 @inline(never) func asyncStep(_ value: Int) async -> Int { value + 1 }
 
-// MARK: - Chains on a pending root (S1, S3, S7): build `length` steps with `step`, then settle the root
-
-func pendingRootChain<Failure: Error>(
-  _ length: Int, _ step: (ResultPromise<Int, Failure>) -> ResultPromise<Int, Failure>
-) {
-  let root = ResultPromise<Int, Failure>()
-  var tail = root
-  for _ in 0..<length { tail = step(tail) }
-  root.succeed(0)
-  blackHole(tail)
-}
-
-func pendingRootChain(_ length: Int, _ step: (EventLoopFuture<Int>) -> EventLoopFuture<Int>) {
-  let root = EmbeddedEventLoop().makePromise(of: Int.self)
-  var tail = root.futureResult
-  for _ in 0..<length { tail = step(tail) }
-  root.succeed(0)
-  blackHole(tail)
-}
+// MARK: - Chains on a pending root (S1, S3, S7): build steps, then settle the root (more in Workloads)
 
 /// OpenCombine has no chaining of futures: each step is a new `Future` that `subscribe`s to the previous
 /// one and settles with what `subscribe` delivers. `combineChain` steps.
@@ -169,13 +162,7 @@ func pendingRootChain(
 
 func chainOnPendingRoot() {
   let scenario = "S1 pending chain"
-  // The promise's type is written out: inferred from `{ $0.map { $0 + 1 } }` alone, `Failure` would come
-  // from the typed-throws `map` overload (`Never`, for a closure that does not throw), which this
-  // scenario does not mean to measure.
-  contender(scenario, "ResultPromise") { _ in
-    pendingRootChain(n) { (promise: ResultPromise<Int, Never>) in promise.map { $0 + 1 } }
-  }
-  contender(scenario, "NIO embedded") { _ in pendingRootChain(n) { $0.map { $0 + 1 } } }
+  sharedContenders(scenario)
   contender(scenario, "OpenCombine (\(combineChain) steps)") { _ in
     pendingRootChain { previous, deliver in previous.sink { deliver($0 + 1) } }
   }
@@ -191,16 +178,7 @@ func chainOnPendingRoot() {
 
 func chainOnSettledRoot() {
   let scenario = "S2 settled chain"
-  contender(scenario, "ResultPromise") { _ in
-    var tail = ResultPromise<Int, Never>(value: 0)
-    for _ in 0..<n { tail = tail.map { $0 + 1 } }
-    blackHole(tail)
-  }
-  contender(scenario, "NIO embedded") { _ in
-    var tail = EmbeddedEventLoop().makeSucceededFuture(0)
-    for _ in 0..<n { tail = tail.map { $0 + 1 } }
-    blackHole(tail)
-  }
+  sharedContenders(scenario)
   contender(scenario, "OpenCombine") { _ in
     var tail = Future<Int, Never> { $0(.success(0)) }
     var subscriptions: [AnyCancellable] = []
@@ -222,14 +200,7 @@ func chainOnSettledRoot() {
 
 func thenAsyncChain() {
   let scenario = "S3 thenAsync chain"
-  contender(scenario, "ResultPromise") { _ in
-    pendingRootChain(n) { $0.thenAsync { ResultPromise<Int, Never>(value: $0 + 1) } }
-  }
-  contender(scenario, "NIO embedded") { _ in
-    pendingRootChain(n) { tail in
-      tail.flatMap { [eventLoop = tail.eventLoop] in eventLoop.makeSucceededFuture($0 + 1) }
-    }
-  }
+  sharedContenders(scenario)
   contender(scenario, "OpenCombine (\(combineChain) steps)") { _ in
     pendingRootChain { previous, deliver in
       previous.flatMap { value in Future<Int, Never> { $0(.success(value + 1)) } }.sink { deliver($0) }
@@ -280,16 +251,7 @@ final class Gate: Sendable {
 
 func fanOut() {
   let scenario = "S4 fan-out"
-  contender(scenario, "ResultPromise") { _ in
-    let promise = ResultPromise<Int, Never>()
-    for _ in 0..<n { promise.await { blackHole($0) } }
-    promise.succeed(1)
-  }
-  contender(scenario, "NIO embedded") { _ in
-    let promise = EmbeddedEventLoop().makePromise(of: Int.self)
-    for _ in 0..<n { promise.futureResult.whenComplete { blackHole($0) } }
-    promise.succeed(1)
-  }
+  sharedContenders(scenario)
   contender(scenario, "OpenCombine") { _ in
     let (future, fulfil) = pendingFuture()
     var subscriptions: [AnyCancellable] = []
@@ -313,19 +275,7 @@ func fanOut() {
 
 func allOfMany() {
   let scenario = "S5 all"
-  contender(scenario, "ResultPromise") { _ in
-    let inputs = (0..<n).map { _ in ResultPromise<Int, Never>() }
-    let all = ResultPromise.all(inputs)
-    for input in inputs { input.succeed(1) }
-    blackHole(all)
-  }
-  contender(scenario, "NIO embedded whenAllSucceed") { _ in
-    let loop = EmbeddedEventLoop()
-    let inputs = (0..<n).map { _ in loop.makePromise(of: Int.self) }
-    let all = EventLoopFuture.whenAllSucceed(inputs.map(\.futureResult), on: loop)
-    for input in inputs { input.succeed(1) }
-    blackHole(all)
-  }
+  sharedContenders(scenario)
   contender(scenario, "OpenCombine flatMap.collect") { _ in
     let inputs = (0..<n).map { _ in pendingFuture() }
     let all = Publishers.Sequence<[Future<Int, Never>], Never>(sequence: inputs.map(\.0))
@@ -439,36 +389,9 @@ func longestChain() {
 
 // MARK: - S8: n promises settled on one thread while observers attach from another
 
-/// Counts down from `count` and signals when it reaches zero.
-final class Countdown: Sendable {
-  let remaining: Atomic<Int>
-  let done = DispatchSemaphore(value: 0)
-  init(_ count: Int) { remaining = Atomic(count) }
-  func arrive() {
-    if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.signal() }
-  }
-}
-
 func crossThread() {
   let scenario = "S8 cross-thread"
-  contender(scenario, "ResultPromise") { benchmark in
-    let promises = (0..<n).map { _ in ResultPromise<Int, Never>() }
-    let countdown = Countdown(n)
-    benchmark.startMeasurement()
-    DispatchQueue.global().async { for promise in promises { promise.succeed(1) } }
-    for promise in promises { promise.await { _ in countdown.arrive() } }
-    countdown.done.wait()
-  }
-  let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-  contender(scenario, "NIO multi-threaded loop") { benchmark in
-    let loop = group.next()
-    let promises = (0..<n).map { _ in loop.makePromise(of: Int.self) }
-    let countdown = Countdown(n)
-    benchmark.startMeasurement()
-    loop.execute { for promise in promises { promise.succeed(1) } }
-    for promise in promises { promise.futureResult.whenComplete { _ in countdown.arrive() } }
-    countdown.done.wait()
-  }
+  sharedContenders(scenario)
   contender(scenario, "OpenCombine") { benchmark in
     let inputs = (0..<n).map { _ in pendingFuture() }
     nonisolated(unsafe) let fulfils = inputs.map(\.1)
