@@ -30,15 +30,11 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
-      ],
-      path: "Benchmarks/Workloads"
+      ]
     ),
     // Timing in a fresh process per contender and round, without package-benchmark's malloc interposer.
-    .executableTarget(
-      name: "FreshProcess",
-      dependencies: ["Workloads"],
-      path: "Benchmarks/FreshProcess"
-    ),
+    // Not under Benchmarks/, where package-benchmark would take it for one of its own.
+    .executableTarget(name: "FreshProcess", dependencies: ["Workloads"]),
     .executableTarget(
       name: "PromiseBenchmarks",
       dependencies: [
