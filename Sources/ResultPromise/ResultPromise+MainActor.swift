@@ -140,7 +140,7 @@ extension MainActorPromise {
   /// As ``ResultPromise/settledResult``: exact as soon as `fulfil` has returned, even while a hop to the
   /// main actor that delivers the same outcome to the view's closures is still waiting.
   @inlinable public var settledResult: Result<Success, Failure>? {
-    promise._lock.withLock { promise._outcome }
+    promise._withLock { promise._outcome }
   }
 
   /// Runs `body` with the value on the main actor if the promise succeeds.

@@ -39,7 +39,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// the outcome, even while its observers are still being called. Unlike `value` and `result`, which
   /// wait for the outcome, this never suspends — and it cannot tell you about an outcome still to come.
   @inlinable public var settledResult: Result<Success, Failure>? {
-    _lock.withLock { _outcome }
+    _withLock { _outcome }
   }
 
   /// Runs `body` on either outcome, then passes the same result on — like `finally` in JavaScript.

@@ -196,7 +196,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   ///   case nothing changes and no observer is called.
   @inlinable @discardableResult public final func fulfil(with result: Result<Success, Failure>) -> Bool {
     // nil: already settled; otherwise the phase the promise settled into.
-    let phase: _Phase? = _lock.withLock {
+    let phase: _Phase? = _withLock {
       guard _phase == .pending else { return nil }
       (_outcome, _phase) = (result, _first == nil ? .settled : _more.isEmpty ? .firstRound : .scheduled)
       return _phase
@@ -235,7 +235,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// ```swift
   /// if promise.isPending { showSpinner() }
   /// ```
-  @inlinable public final var isPending: Bool { _lock.withLock { _phase == .pending } }
+  @inlinable public final var isPending: Bool { _withLock { _phase == .pending } }
 
   // MARK: Handling failures
   // These closures never see the value, so they run on any thread for any `Success`. The operations
@@ -483,11 +483,8 @@ public nonisolated enum PromiseDiagnostics {
   /// ```
   public static var brokenPromiseHandler: (@Sendable (_ message: String) -> Void)? {
     get { _Lock(for: hook).withLock { hook.handler } }
-    set {
-      // The replaced handler is released after the lock: its captures' deinitialisers are user code.
-      var replaced = newValue
-      _Lock(for: hook).withLock { swap(&replaced, &hook.handler) }
-    }
+    // The replaced handler is released after the lock: its captures' deinitialisers are user code.
+    set { _ = _Lock(for: hook).withLock { exchange(&hook.handler, with: newValue) } }
   }
 
   /// A ``brokenPromiseHandler`` that writes `warning: <message>` as one line to standard error.
@@ -505,9 +502,10 @@ public nonisolated enum PromiseDiagnostics {
 //
 // State. A promise is pending, then settled with its outcome, which never changes again. Its observers
 // wait in `_first` (the common single observer, without an array) and `_more`. All of it is guarded by
-// a lock that the promise shares with others whose addresses hash to the same stripe of a fixed table
-// (`_Lock`): no lock storage or allocation per promise. No lock is ever held while user code runs or
-// while another is taken, so nothing deadlocks.
+// the promise's lock (`_withLock`): off Apple platforms a word of its own, which fits in padding; on them
+// a stripe of a fixed table (`_Lock`), shared with others whose addresses hash to it. Either way no
+// allocation per promise. No lock is ever held while user code runs or while another is taken, so nothing
+// deadlocks.
 //
 // Delivery. Settling a promise that has observers schedules a *delivery*, which runs in rounds: a round
 // takes the observers waiting at its start (under the lock) and calls them in order (without it). An
@@ -555,7 +553,7 @@ public nonisolated enum PromiseDiagnostics {
 /// The storage of a ``ResultPromise``; not for use outside the library.
 ///
 /// A base class only so that the outcome's type is one of its generic parameters (see "How it works"
-/// in the source). Every mutable field is read and written only while `_lock` is held, except
+/// in the source). Every mutable field is read and written only under `_withLock`, except
 /// `_outcome` after settlement, when it no longer changes. `@exclusivity(unchecked)`: the lock already
 /// rules out overlapping accesses, and the dynamic checks would cost more than the rest of a delivery.
 public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
@@ -566,6 +564,19 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
   /// Whether dropping this promise while pending is reported (user-created promises only, until a
   /// report has been made).
   @exclusivity(unchecked) @usableFromInline final var _reportsBroken: Bool
+  #if canImport(Darwin)
+    /// Runs `body` holding this promise's lock: its stripe of the shared table (see `_Lock`).
+    @inlinable final func _withLock<T>(_ body: () -> T) -> T { _Lock(for: self).withLock(body) }
+  #else
+    /// This promise's lock: a word of its own, in what would otherwise be padding (see `_Lock`).
+    @usableFromInline final let _word = Atomic<UInt32>(0)
+    /// Runs `body` holding this promise's lock, as `_Lock.withLock` does.
+    @inlinable final func _withLock<T>(_ body: () -> T) -> T {
+      while _word.exchange(1, ordering: .acquiring) != 0 { sched_yield() }
+      defer { _word.store(0, ordering: .releasing) }
+      return body()
+    }
+  #endif
   /// The first waiting observer, stored inline so the common single-observer case needs no array.
   @exclusivity(unchecked) @usableFromInline final var _first: _Observer<Success, Failure>?
   /// Further waiting observers, in registration order; while pending, non-empty only when `_first` is set.
@@ -597,34 +608,23 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
     "\((_first == nil ? 0 : 1) + _more.count) observer\(_first != nil && _more.isEmpty ? "" : "s")"
   }
 
-  /// The lock guarding this promise: its stripe of the shared table.
-  @inlinable final var _lock: _Lock { _Lock(for: self) }
-
   /// Moves the waiting observers out, leaving none behind.
   @inlinable final func _takeObservers() -> (_Observer<Success, Failure>?, [_Observer<Success, Failure>]) {
-    var more: [_Observer<Success, Failure>] = []
-    swap(&more, &_more)
-    return (_first.take(), more)
+    defer { _more = [] }
+    return (_first.take(), _more)
   }
 }
 
 // MARK: - Delivery
 
-/// Where a promise stands: `pending`; `settled` with no delivery under way; a delivery round
-/// `scheduled` (not started); or a round `running` with none scheduled after it.
-@usableFromInline nonisolated enum _Phase: UInt8 {
-  /// Not settled yet.
-  case pending
-  /// Settled; no delivery under way, so a new observer runs at once.
-  case settled
-  /// Settled; the first round of a delivery that began with one observer is scheduled or running. It
-  /// owns `_first`; observers added meanwhile go to `_more`.
-  case firstRound
-  /// Settled; a delivery round is scheduled and will take the waiting observers.
-  case scheduled
-  /// Settled; a round is running, and another is scheduled when it ends if observers joined.
-  case running
-}
+/// Where a promise stands:
+/// - `pending`: not settled yet;
+/// - `settled`: no delivery under way, so a new observer runs at once;
+/// - `firstRound`: the first round of a delivery that began with one observer is scheduled or running; it
+///   owns `_first`, and observers added meanwhile go to `_more`;
+/// - `scheduled`: a delivery round is scheduled and will take the waiting observers;
+/// - `running`: a round is running, and another is scheduled when it ends if observers joined.
+@usableFromInline nonisolated enum _Phase: UInt8 { case pending, settled, firstRound, scheduled, running }
 
 /// A waiting observer as the promise stores it. Not `@Sendable`: the public API takes `@Sendable`
 /// closures where they may run on another thread; the library's own observers capture the promises of
@@ -683,7 +683,7 @@ nonisolated extension ResultPromise {
     _ observer: () -> _Observer<Success, Failure>
   ) -> Result<Success, Failure>? {
     var schedules: _Phase?
-    let now: Result<Success, Failure>? = _lock.withLock {
+    let now: Result<Success, Failure>? = _withLock {
       if _phase == .settled, _extras == nil, !_Trampoline.withCurrent({ $0.isDraining }) { return _outcome }
       // Added on the thread running the first round (from inside its observer): those who joined before
       // still run in that round, so they wait in `_first` (free once that round has taken its observer),
@@ -731,20 +731,20 @@ nonisolated extension ResultPromise {
     if first {
       _first.take()?.call(result)
     } else {
-      let (head, rest) = _lock.withLock {
+      let (head, rest) = _withLock {
         _phase = .running
         return _takeObservers()
       }
       head?.call(result)
       for observer in rest { observer.call(result) }
     }
-    let another: Bool? = _lock.withLock {
+    let another: Bool? = _withLock {
       guard _phase == (first ? .firstRound : .running) else { return nil }  // a round is scheduled
       _phase = _first == nil && _more.isEmpty ? .settled : .scheduled
       return _phase == .scheduled
     }
     // With the next round scheduled already, a first round still runs those who joined before (`_register`).
-    if another == nil, first { _lock.withLock { _first.take() }?.call(result) }
+    if another == nil, first { _withLock { _first.take() }?.call(result) }
     if another == true { first ? _deliver(first: false) : _scheduleDelivery(.scheduled) }
   }
 
@@ -777,7 +777,7 @@ nonisolated extension ResultPromise {
       return PromiseDiagnostics._report(self, "\(problem); it can never settle.")
     }
     if other._extras != nil { _extras?.adopt(other._extras) }
-    if let result = other._lock.withLock({ other._phase == .settled ? other._outcome : nil }) {
+    if let result = other._withLock({ other._phase == .settled ? other._outcome : nil }) {
       fulfil(with: result)
     } else {
       other._await { self.fulfil(with: $0) }
@@ -798,7 +798,7 @@ nonisolated extension ResultPromise {
 
   deinit {
     guard !isKnownUniquelyReferenced(&promise) else { return }
-    let waiting: String? = promise._lock.withLock {  // and no other report after this one
+    let waiting: String? = promise._withLock {  // and no other report after this one
       defer { promise._reportsBroken = false }
       return promise._phase == .pending && promise._reportsBroken ? promise._observerCount : nil
     }
@@ -990,11 +990,12 @@ nonisolated extension _Step where Slot == Transform? {
 
 /// One of a fixed table of locks, picked by an object's address.
 ///
-/// Promises are small and numerous, so none carries a lock of its own: each uses the stripe its address
-/// hashes to. That costs no memory or allocation per promise, and is deadlock-free because the library
-/// never holds a lock while it takes another or while user code runs. On Apple platforms these are
-/// `pthread` mutexes. Elsewhere a lock is one atomic word, taken with an exchange and released with a
-/// store: a fraction of the cost of glibc's mutex (a chain step takes three locks). A thread that finds
+/// Each object that needs a lock uses the stripe its address hashes to — except a promise off Apple
+/// platforms, which has a word of its own (`_withLock`): it fits in padding, and saves the table's lookup
+/// on each of a chain step's three locks. This costs no memory or allocation per object, and is
+/// deadlock-free because the library never holds a lock while it takes another or while user code runs.
+/// On Apple platforms these are `pthread` mutexes. Elsewhere a lock is one atomic word, taken with an
+/// exchange and released with a store: a fraction of the cost of glibc's mutex. A thread that finds
 /// it taken yields the processor until it is free, rather than spinning: it is held only briefly (a few
 /// stores, at most an allocation), but its holder may have been preempted. ThreadSanitizer sees both
 /// (the atomics are compiled into this code; it would not see the prebuilt `Synchronization.Mutex`).
