@@ -415,27 +415,6 @@ func crossThread() {
 
 // MARK: - S9: a chain that can be cancelled: n map steps on a cancellable root, settled or cancelled
 
-/// The `fulfil` function of a cancellable root, kept to settle it. `@unchecked Sendable`: set and used on
-/// the benchmark's one thread.
-final class RootFulfil: @unchecked Sendable {
-  var call: (@Sendable (Result<Int, Never>) -> Void)?
-}
-
-/// Builds `length` `map` steps on a root made with `ResultPromise { done, onCancel in … }`, then settles
-/// the root — or, if `cancelling`, cancels the chain from its end, which reaches the root's handler (the
-/// request walks the whole chain) and settles it from there.
-func cancellableRootChain(_ length: Int, cancelling: Bool) {
-  let fulfil = RootFulfil()
-  let root = ResultPromise<Int, Never> { done, onCancel in
-    fulfil.call = done
-    onCancel { done(.success(-1)) }
-  }
-  var tail = root
-  for _ in 0..<length { tail = tail.map { $0 + 1 } }
-  if cancelling { tail.cancel() } else { fulfil.call?(.success(0)) }
-  blackHole(tail)
-}
-
 func cancellableChain() {
   let scenario = "S9 cancellable chain"
   contender(scenario, "ResultPromise settled") { _ in cancellableRootChain(n, cancelling: false) }

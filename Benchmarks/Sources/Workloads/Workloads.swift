@@ -1,4 +1,4 @@
-// The ResultPromise and swift-nio workloads of the scenarios timed against each other (S1–S5, S8), shared
+// The ResultPromise and swift-nio workloads of the scenarios timed against each other (S1–S5, S8, S9), shared
 // by the package-benchmark run (`PromiseBenchmarks`) and the fresh-process timing run (`FreshProcess`), so
 // that both time the same code. Every function is `@inlinable`: its body is compiled into the caller's
 // module and specialised there, exactly as if it were written in it.
@@ -114,6 +114,14 @@ public struct Workload: Sendable {
         countdown.done.wait()
       }
     },
+
+    // swift-nio has no cancellation: its contender is the plain `map` chain of S1, the same work without it.
+    Workload("S9 cancellable chain, settled", "ResultPromise") { cancellableRootChain(n, cancelling: false) },
+    Workload("S9 cancellable chain, settled", "NIO embedded") { pendingRootChain(n) { $0.map { $0 + 1 } } },
+    Workload("S9 cancellable chain, cancelled", "ResultPromise") {
+      cancellableRootChain(n, cancelling: true)
+    },
+    Workload("S9 cancellable chain, cancelled", "NIO embedded") { pendingRootChain(n) { $0.map { $0 + 1 } } },
   ]
 }
 
@@ -138,6 +146,30 @@ public struct Workload: Sendable {
   for _ in 0..<length { tail = step(tail) }
   root.succeed(0)
   keepAlive(tail)
+}
+
+/// Builds `length` `map` steps on a root made with `ResultPromise { done, onCancel in … }`, then settles
+/// the root — or, if `cancelling`, cancels the chain from its end, which reaches the root's handler (the
+/// request walks the whole chain) and settles it from there.
+@inlinable public func cancellableRootChain(_ length: Int, cancelling: Bool) {
+  let fulfil = RootFulfil()
+  let root = ResultPromise<Int, Never> { done, onCancel in
+    fulfil.call = done
+    onCancel { done(.success(-1)) }
+  }
+  var tail = root
+  for _ in 0..<length { tail = tail.map { $0 + 1 } }
+  if cancelling { tail.cancel() } else { fulfil.call?(.success(0)) }
+  keepAlive(tail)
+}
+
+/// The `fulfil` function of a cancellable root, kept to settle it. `@unchecked Sendable`: set and used on
+/// one thread.
+public final class RootFulfil: @unchecked Sendable {
+  /// The root's `fulfil` function, once the root is made.
+  public var call: (@Sendable (Result<Int, Never>) -> Void)?
+  /// Holds nothing yet.
+  @inlinable public init() {}
 }
 
 /// Keeps `value` alive to here, and keeps the optimiser from removing the work that made it.
