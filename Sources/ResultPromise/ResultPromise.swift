@@ -570,12 +570,8 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
   #else
     /// This promise's lock: a word of its own, in what would otherwise be padding (see `_Lock`).
     @usableFromInline final let _word = Atomic<UInt32>(0)
-    /// Runs `body` holding this promise's lock, as `_Lock.withLock` does.
-    @inlinable final func _withLock<T>(_ body: () -> T) -> T {
-      while _word.exchange(1, ordering: .acquiring) != 0 { sched_yield() }
-      defer { _word.store(0, ordering: .releasing) }
-      return body()
-    }
+    /// Runs `body` holding this promise's lock.
+    @inlinable final func _withLock<T>(_ body: () -> T) -> T { _Lock.withLock(_word, body) }
   #endif
   /// The first waiting observer, stored inline so the common single-observer case needs no array.
   @exclusivity(unchecked) @usableFromInline final var _first: _Observer<Success, Failure>?
@@ -610,8 +606,7 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 
   /// Moves the waiting observers out, leaving none behind.
   @inlinable final func _takeObservers() -> (_Observer<Success, Failure>?, [_Observer<Success, Failure>]) {
-    defer { _more = [] }
-    return (_first.take(), _more)
+    (_first.take(), exchange(&_more, with: []))
   }
 }
 
@@ -990,11 +985,11 @@ nonisolated extension _Step where Slot == Transform? {
 
 /// One of a fixed table of locks, picked by an object's address.
 ///
-/// Each object that needs a lock uses the stripe its address hashes to — except a promise off Apple
-/// platforms, which has a word of its own (`_withLock`): it fits in padding, and saves the table's lookup
-/// on each of a chain step's three locks. This costs no memory or allocation per object, and is
-/// deadlock-free because the library never holds a lock while it takes another or while user code runs.
-/// On Apple platforms these are `pthread` mutexes. Elsewhere a lock is one atomic word, taken with an
+/// Each object that needs a lock uses the stripe its address hashes to — except, off Apple platforms, a
+/// promise (`_withLock`) and a cancellation record, which have a word of their own (`_Lock.withLock(_:_:)`):
+/// it fits in padding, and saves the table's lookup on each of a chain step's locks. This costs no memory
+/// or allocation per object, and is deadlock-free because the library never holds a lock while it takes
+/// another or while user code runs. On Apple platforms these are `pthread` mutexes. Elsewhere a lock is one atomic word, taken with an
 /// exchange and released with a store: a fraction of the cost of glibc's mutex. A thread that finds
 /// it taken yields the processor until it is free, rather than spinning: it is held only briefly (a few
 /// stores, at most an allocation), but its holder may have been preempted. ThreadSanitizer sees both
@@ -1017,12 +1012,20 @@ nonisolated extension _Step where Slot == Transform? {
     #if canImport(Darwin)
       pthread_mutex_lock(word)
       defer { pthread_mutex_unlock(word) }
+      return body()
     #else
-      while word.pointee.exchange(1, ordering: .acquiring) != 0 { sched_yield() }
-      defer { word.pointee.store(0, ordering: .releasing) }
+      return _Lock.withLock(word.pointee, body)
     #endif
-    return body()
   }
+
+  #if !canImport(Darwin)
+    /// Runs `body` holding the lock that is `word` (an object's own, or a stripe of the table).
+    @inlinable static func withLock<T>(_ word: borrowing Atomic<UInt32>, _ body: () -> T) -> T {
+      while word.exchange(1, ordering: .acquiring) != 0 { sched_yield() }
+      defer { word.store(0, ordering: .releasing) }
+      return body()
+    }
+  #endif
 
   /// The locks, 64 of them, each on its own 64-byte cache line. `nonisolated(unsafe)`: they are made
   /// once, never moved or freed, and are themselves the synchronisation.
