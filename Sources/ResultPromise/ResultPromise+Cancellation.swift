@@ -32,6 +32,10 @@
 
 import Dispatch
 
+#if !canImport(Darwin)
+  import Synchronization
+#endif
+
 nonisolated extension ResultPromise where Success: Sendable {
   /// Creates a pending promise whose work can be stopped: `start` gets its `fulfil` function and an
   /// `onCancel` function to register what stops the work.
@@ -215,11 +219,20 @@ nonisolated extension _Extras {
 
 /// The cancellation record of a promise that can be cancelled; see the overview at the top of this file.
 ///
-/// `@unchecked Sendable`: every mutable field is read and written only under `_Lock(for: self)`, except
+/// `@unchecked Sendable`: every mutable field is read and written only under its lock (`withLock`), except
 /// before the record is shared (`upstream`, `queue` set by whoever makes it).
 @usableFromInline final nonisolated class _Cancellation: _Extras, @unchecked Sendable {
   @usableFromInline enum State { case open, cancelled, settled }
   @exclusivity(unchecked) @usableFromInline var state = State.open
+  #if canImport(Darwin)
+    /// Runs `body` holding this record's lock: its stripe of the shared table (see `_Lock`).
+    @inlinable func withLock<T>(_ body: () -> T) -> T { _Lock(for: self).withLock(body) }
+  #else
+    /// This record's lock: a word of its own, in what would otherwise be padding, as a promise has.
+    @usableFromInline let word = Atomic<UInt32>(0)
+    /// Runs `body` holding this record's lock.
+    @inlinable func withLock<T>(_ body: () -> T) -> T { _Lock.withLock(word, body) }
+  #endif
   /// The dependents that still want the outcome.
   @exclusivity(unchecked) @usableFromInline var interest = 0
   /// What the promise waits for now; counted as one of its dependents.
@@ -247,7 +260,7 @@ nonisolated extension _Extras {
   @usableFromInline override var queue: DispatchQueue? { onQueue }
 
   /// Whether a request has come (and the promise had not settled before it).
-  @usableFromInline var isCancelled: Bool { _Lock(for: self).withLock { state == .cancelled } }
+  @usableFromInline var isCancelled: Bool { withLock { state == .cancelled } }
 
   /// A record for a promise made from this one, counted as its dependent (unless this one has settled:
   /// then it wants nothing from it).
@@ -259,8 +272,18 @@ nonisolated extension _Extras {
 
   /// The promise has its outcome: its handlers are released unrun, and it lets go of what it waited for.
   @usableFromInline override func settled() {
+    // Most records (a step's) have neither handlers nor inputs: they only let go of what is above.
+    let above: _Cancellation?? = withLock {
+      guard handlers.isEmpty, inputs.isEmpty else { return nil }
+      defer { state = .settled }
+      return .some(state == .open ? upstream.take() : nil)
+    }
+    if let above {
+      above?.lettingGo()
+      return
+    }
     // The handlers are released after the lock: what they capture may have deinitialisers (user code).
-    let (letGo, _): (Waited?, [@Sendable () -> Void]) = _Lock(for: self).withLock {
+    let (letGo, _): (Waited?, [@Sendable () -> Void]) = withLock {
       defer { (state, handlers) = (.settled, []) }
       return (state == .open ? takeWhatItWaitsFor() : nil, handlers)
     }
@@ -275,7 +298,7 @@ nonisolated extension _Extras {
   /// One dependent lets go (a step's input, the common case: most often one that has settled already);
   /// when it was the last, the request loop takes over.
   @usableFromInline func lettingGo() {
-    let last = _Lock(for: self).withLock {
+    let last = withLock {
       interest -= 1
       return state == .open && interest == 0
     }
@@ -290,7 +313,7 @@ nonisolated extension _Extras {
     // that still travels there stops at once, and this record lets it go when it settles. No lock.
     guard let adopted = other as? _Cancellation else { return }
     let counted = adopted.count() ? adopted : nil
-    let letGo: _Cancellation? = _Lock(for: self).withLock {
+    let letGo: _Cancellation? = withLock {
       guard state == .open else { return counted }
       defer { upstream = counted }
       return upstream
@@ -312,7 +335,7 @@ nonisolated extension _Extras {
   /// Adds `other` to what the promise waits for, beside the rest; let go at once if a request has come.
   @usableFromInline func include(_ other: _Extras?) {
     guard let other = other as? _Cancellation, other.count() else { return }
-    let open = _Lock(for: self).withLock {
+    let open = withLock {
       if state == .open { inputs.append(other) }
       return state == .open
     }
@@ -321,7 +344,7 @@ nonisolated extension _Extras {
 
   /// Registers a handler that stops the work: run on a request, at once if one has come.
   @usableFromInline func onCancel(_ handler: @escaping @Sendable () -> Void) {
-    let now: Bool = _Lock(for: self).withLock {
+    let now: Bool = withLock {
       if state == .open { handlers.append(handler) }
       return state == .cancelled
     }
@@ -333,7 +356,7 @@ nonisolated extension _Extras {
 
   /// Counts one more dependent; `false` if the promise has settled, so nothing is to be let go later.
   @usableFromInline func count() -> Bool {
-    _Lock(for: self).withLock {
+    withLock {
       if state != .settled { interest += 1 }
       return state != .settled
     }
@@ -366,17 +389,23 @@ nonisolated extension _Extras {
     while let record = next ?? others.popLast() {
       let isDirect = direct  // only the first record, and only if asked
       (next, direct) = (nil, false)
-      let cancelled: ([@Sendable () -> Void], Waited)? = _Lock(for: record).withLock {
+      // nil: the request stops here. Otherwise what the record waited for, and its handlers and inputs if
+      // it has any (a step's record has neither).
+      let cancelled: (_Cancellation?, ([@Sendable () -> Void], [_Cancellation])?)? = record.withLock {
         if !isDirect { record.interest -= 1 }
         guard record.state == .open, isDirect || record.interest == 0 else { return nil }
         record.state = .cancelled
+        guard !record.handlers.isEmpty || !record.inputs.isEmpty else { return (record.upstream.take(), nil) }
         defer { record.handlers = [] }
-        return (record.handlers, record.takeWhatItWaitsFor())
+        let above = record.takeWhatItWaitsFor()
+        return (above.upstream, (record.handlers, above.inputs))
       }
-      guard let (handlers, above) = cancelled else { continue }
-      run(handlers, for: record)
-      next = above.upstream
-      others += above.inputs
+      guard let (upstream, rest) = cancelled else { continue }
+      if let (handlers, inputs) = rest {
+        run(handlers, for: record)
+        others += inputs
+      }
+      next = upstream
     }
   }
 
