@@ -596,17 +596,12 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
       PromiseDiagnostics._report(
         self, "was deallocated while pending; its \(_observerCount) will never be called.")
     }
-    _Trampoline.withCurrent { $0.bury(_takeObservers()) }
+    _Trampoline.withCurrent { $0.bury((_first.take(), exchange(&_more, with: []))) }
   }
 
   /// "1 observer", "2 observers"…: how many wait, for the broken-promise report.
   @usableFromInline final var _observerCount: String {
     "\((_first == nil ? 0 : 1) + _more.count) observer\(_first != nil && _more.isEmpty ? "" : "s")"
-  }
-
-  /// Moves the waiting observers out, leaving none behind.
-  @inlinable final func _takeObservers() -> (_Observer<Success, Failure>?, [_Observer<Success, Failure>]) {
-    (_first.take(), exchange(&_more, with: []))
   }
 }
 
@@ -728,7 +723,7 @@ nonisolated extension ResultPromise {
     } else {
       let (head, rest) = _withLock {
         _phase = .running
-        return _takeObservers()
+        return (_first.take(), exchange(&_more, with: []))  // every waiting observer, leaving none
       }
       head?.call(result)
       for observer in rest { observer.call(result) }
@@ -772,11 +767,10 @@ nonisolated extension ResultPromise {
       return PromiseDiagnostics._report(self, "\(problem); it can never settle.")
     }
     if other._extras != nil { _extras?.adopt(other._extras) }
-    if let result = other._withLock({ other._phase == .settled ? other._outcome : nil }) {
-      fulfil(with: result)
-    } else {
-      other._await { self.fulfil(with: $0) }
+    guard let result = other._withLock({ other._phase == .settled ? other._outcome : nil }) else {
+      return other._await { self.fulfil(with: $0) }
     }
+    fulfil(with: result)
   }
 }
 
@@ -902,14 +896,20 @@ nonisolated extension _Step where Slot == Transform? {
     current._withUnsafeGuaranteedRef(body)
   }
 
-  @usableFromInline static var current: Unmanaged<_Trampoline> {
+  /// The calling thread's trampoline: a lookup, inlined at every use.
+  @inlinable static var current: Unmanaged<_Trampoline> {
     if let pointer = pthread_getspecific(key) { return .fromOpaque(pointer) }
+    return makeCurrent()
+  }
+
+  /// Makes the calling thread's trampoline, on its first use.
+  @usableFromInline static func makeCurrent() -> Unmanaged<_Trampoline> {
     let trampoline = Unmanaged.passRetained(_Trampoline())
     pthread_setspecific(key, trampoline.toOpaque())
     return trampoline
   }
 
-  private static let key: pthread_key_t = {
+  @usableFromInline static let key: pthread_key_t = {
     var key = pthread_key_t()
     let status = pthread_key_create(&key) { pointer in  // non-optional on Darwin, optional elsewhere
       (pointer as UnsafeMutableRawPointer?).map { Unmanaged<_Trampoline>.fromOpaque($0).release() }
