@@ -8,9 +8,10 @@
 // Records. A promise that can be cancelled carries a record (`_Cancellation`, in the core's `_extras`
 // field); every other promise carries none, and the core's three calls into it cost a `nil` check. A
 // record knows the record of what its promise waits for now (`upstream`: a step's input, the promise a
-// `thenAsync` step adopted, `retry`'s attempt or wait), or of several (`inputs`: a combinator's), the
+// `thenAsync` step adopted, `retry`'s attempt or wait), or of several (a combinator's inputs), the
 // handlers of its work, and how many *dependents* still want its outcome (`interest`): records of the
-// promises made from it and of the tasks awaiting it. Records point only up, to records — never to a
+// promises made from it and of the tasks awaiting it. Inputs and handlers, which a step's record never
+// has, are made only when the first comes (`rest`). Records point only up, to records — never to a
 // promise — so they form no cycle with a chain; a record's `deinit` releases what it waits for in a loop,
 // so a long chain or a tall tower of combinators of them is freed at constant stack depth.
 //
@@ -237,11 +238,14 @@ nonisolated extension _Extras {
   @exclusivity(unchecked) @usableFromInline var interest = 0
   /// What the promise waits for now; counted as one of its dependents.
   @exclusivity(unchecked) @usableFromInline var upstream: _Cancellation?
-  /// What a combinator waits for; each counted as one of its dependents.
-  @exclusivity(unchecked) @usableFromInline var inputs: [_Cancellation] = []
-  /// What stops the work, until a request runs them or the promise settles.
-  @exclusivity(unchecked) @usableFromInline var handlers: [@Sendable () -> Void] = []
+  /// What only a few records have, made on first use and moved out whole; `nil` in a step's record, which
+  /// so settles, is cancelled and is freed without touching an array.
+  @exclusivity(unchecked) @usableFromInline var rest: Rest?
   @usableFromInline let onQueue: DispatchQueue?
+
+  /// What stops the work, until a request runs them or the promise settles; and what a combinator waits
+  /// for, each counted as one of its dependents.
+  @usableFromInline typealias Rest = (handlers: [@Sendable () -> Void], inputs: [_Cancellation])
 
   @usableFromInline init(queue: DispatchQueue? = nil) { onQueue = queue }
 
@@ -249,7 +253,7 @@ nonisolated extension _Extras {
   // combinators, or a long chain, would otherwise be freed recursively. A record is taken apart only when
   // this loop holds the last reference to it, so no other thread can reach it meanwhile.
   deinit {
-    guard upstream != nil || !inputs.isEmpty else { return }
+    guard upstream != nil || rest?.inputs.isEmpty == false else { return }
     var released: [_Cancellation] = []
     moveWhatItWaitsFor(to: &released)
     while var record = released.popLast() {
@@ -272,26 +276,17 @@ nonisolated extension _Extras {
 
   /// The promise has its outcome: its handlers are released unrun, and it lets go of what it waited for.
   @usableFromInline override func settled() {
-    // Most records (a step's) have neither handlers nor inputs: they only let go of what is above.
-    let above: _Cancellation?? = withLock {
-      guard handlers.isEmpty, inputs.isEmpty else { return nil }
+    // What it waited for, unless a request has let it go already; and its handlers and inputs, which are
+    // released after the lock: what the handlers capture may have deinitialisers (user code).
+    let (letGo, taken): (_Cancellation??, Rest?) = withLock {
       defer { state = .settled }
-      return .some(state == .open ? upstream.take() : nil)
-    }
-    if let above {
-      above?.lettingGo()
-      return
-    }
-    // The handlers are released after the lock: what they capture may have deinitialisers (user code).
-    let (letGo, _): (Waited?, [@Sendable () -> Void]) = withLock {
-      defer { (state, handlers) = (.settled, []) }
-      return (state == .open ? takeWhatItWaitsFor() : nil, handlers)
+      return (state == .open ? .some(upstream.take()) : nil, rest.take())
     }
     guard let letGo else { return }
-    if letGo.inputs.isEmpty {
-      letGo.upstream?.lettingGo()
+    if let inputs = taken?.inputs, !inputs.isEmpty {
+      _Cancellation.request(letGo, direct: false, andAll: inputs)
     } else {
-      _Cancellation.request(letGo.upstream, direct: false, andAll: letGo.inputs)
+      letGo?.lettingGo()
     }
   }
 
@@ -336,8 +331,10 @@ nonisolated extension _Extras {
   @usableFromInline func include(_ other: _Extras?) {
     guard let other = other as? _Cancellation, other.count() else { return }
     let open = withLock {
-      if state == .open { inputs.append(other) }
-      return state == .open
+      guard state == .open else { return false }
+      if rest == nil { rest = ([], []) }
+      rest?.inputs.append(other)
+      return true
     }
     if !open { _Cancellation.request(other, direct: false) }
   }
@@ -345,8 +342,10 @@ nonisolated extension _Extras {
   /// Registers a handler that stops the work: run on a request, at once if one has come.
   @usableFromInline func onCancel(_ handler: @escaping @Sendable () -> Void) {
     let now: Bool = withLock {
-      if state == .open { handlers.append(handler) }
-      return state == .cancelled
+      guard state == .open else { return state == .cancelled }
+      if rest == nil { rest = ([], []) }
+      rest?.handlers.append(handler)
+      return false
     }
     if now { _Cancellation.run([handler], for: self) }
   }
@@ -362,21 +361,10 @@ nonisolated extension _Extras {
     }
   }
 
-  /// What a promise waited for, moved out of its record.
-  @usableFromInline typealias Waited = (upstream: _Cancellation?, inputs: [_Cancellation])
-
   /// Moves what the promise waits for to the end of `list`; by the one thread that can reach the record.
   @usableFromInline func moveWhatItWaitsFor(to list: inout [_Cancellation]) {
-    list += inputs
-    inputs = []
+    list += rest.take()?.inputs ?? []
     if let above = upstream.take() { list.append(above) }
-  }
-
-  /// Moves out what the promise waits for; under the lock.
-  @usableFromInline func takeWhatItWaitsFor() -> Waited {
-    var inputs: [_Cancellation] = []
-    swap(&inputs, &self.inputs)
-    return (upstream.take(), inputs)
   }
 
   /// Delivers requests: to `record` itself if `direct`, otherwise as a dependent letting it (and `others`)
@@ -389,21 +377,17 @@ nonisolated extension _Extras {
     while let record = next ?? others.popLast() {
       let isDirect = direct  // only the first record, and only if asked
       (next, direct) = (nil, false)
-      // nil: the request stops here. Otherwise what the record waited for, and its handlers and inputs if
-      // it has any (a step's record has neither).
-      let cancelled: (_Cancellation?, ([@Sendable () -> Void], [_Cancellation])?)? = record.withLock {
+      // nil: the request stops here. Otherwise what the record waited for, and its handlers and inputs.
+      let cancelled: (_Cancellation?, Rest?)? = record.withLock {
         if !isDirect { record.interest -= 1 }
         guard record.state == .open, isDirect || record.interest == 0 else { return nil }
         record.state = .cancelled
-        guard !record.handlers.isEmpty || !record.inputs.isEmpty else { return (record.upstream.take(), nil) }
-        defer { record.handlers = [] }
-        let above = record.takeWhatItWaitsFor()
-        return (above.upstream, (record.handlers, above.inputs))
+        return (record.upstream.take(), record.rest.take())
       }
       guard let (upstream, rest) = cancelled else { continue }
-      if let (handlers, inputs) = rest {
-        run(handlers, for: record)
-        others += inputs
+      if let rest {
+        run(rest.handlers, for: record)
+        others += rest.inputs
       }
       next = upstream
     }
