@@ -15,6 +15,19 @@
 // promise — so they form no cycle with a chain; a record's `deinit` releases what it waits for in a loop,
 // so a long chain or a tall tower of combinators of them is freed at constant stack depth.
 //
+// Chains share. A record belongs to its *first* promise, and is shared by the steps made one after the
+// other from it — `map`, `then`, `always`… made from the last step so far (the `tip`) — so a cancellable
+// chain costs one allocation per step, as a plain one does. Each promise stores its depth in the stretch
+// (the core's `_depth`: 0 for the first). Such a step has nothing of its own to stop, so only what its
+// dependents want matters: in a stretch where every step has one dependent, the next step, a request on
+// any of them, or one settling out of order, lets every step before it go, down to the first promise. A
+// step that gets a second dependent (a fork, an awaiting task, `ignoringCancel()`; all with records of
+// their own, counted at that depth) gets a *branch*, which counts them and notes when its next step has
+// let it go; a request travelling down stops at a branch still wanted. A step that has let go may let go
+// again (a request on a step already cancelled or settled): the branch below it, or the first promise,
+// already knows, so nothing changes twice. A `thenAsync` or `recoverAsync` step, a promise with a queue,
+// and every promise made from a step that is not the tip start records of their own.
+//
 // Which promises have one. A promise made with `onCancel`, by a timer or a `Task`, or by an operator from
 // a promise that has one; and every promise a `thenAsync` or `recoverAsync` step makes, whatever its
 // input, because the promise it will adopt may be cancellable: so a request from the end of a chain
@@ -22,8 +35,8 @@
 // … }`, the result of `ignoringCancel()`). The core asks for a step's record through `_Extras.forStep`;
 // this file's overload of it is the one that gives adopting steps a record.
 //
-// A request. `cancel()` marks the record cancelled, runs its handlers, and *withdraws* from what it waits
-// for: the record above loses one dependent, and is cancelled in turn when that was its last (a shared
+// A request. `cancel()` cancels the first promise it reaches (see above), runs its handlers, and
+// *withdraws* from what it waits for: the record above loses one dependent, and is cancelled in turn when that was its last (a shared
 // promise stops only when nobody wants it any more). A settled promise withdraws too, which is how `race`
 // lets its losers go. The request travels up in a loop, not by recursion; handlers run on the requesting
 // thread through its queue of work, never under a lock; no lock is held while another is taken.
@@ -153,7 +166,7 @@ nonisolated extension ResultPromise {
   /// Thread-safe, idempotent, and a no-op once the promise has settled. Handlers run on the calling
   /// thread (after the callback that is running, if called from inside one), never under a lock.
   public func cancel() {
-    if let record = _extras as? _Cancellation { return record.cancel() }
+    if let record = _extras as? _Cancellation { return record.cancel(at: _depth) }
     #if DEBUG
       guard _CannotCancelReports.first(for: self) else { return }
       let problem = "cannot be cancelled, so cancel() does nothing"
@@ -182,7 +195,7 @@ nonisolated extension ResultPromise {
   /// - Returns: A promise with this promise's outcome.
   public func ignoringCancel() -> ResultPromise<Success, Failure> {
     let next = ResultPromise(_pending: nil)
-    _ = (_extras as? _Cancellation)?.count()  // a dependent that never lets go
+    _ = (_extras as? _Cancellation)?.count(at: _depth)  // a dependent that never lets go
     _await { next.fulfil(with: $0) }
     return next
   }
@@ -206,8 +219,11 @@ nonisolated extension _Extras {
   // the promise it will adopt may be cancellable, and a request from the end of the chain must reach it.
   /// The extras of a step made from a promise with `input`: a dependent record if `input` can be cancelled,
   /// a fresh record if the step adopts another promise, otherwise none.
-  @inlinable static func forStep(from input: _Extras?, adopts: Bool) -> _Extras? {
-    input?.dependent(on: nil) ?? (adopts ? _Cancellation() : nil)
+  @inlinable static func forStep(from input: _Extras?, at depth: UInt32, adopts: Bool) -> (_Extras?, UInt32) {
+    if !adopts, let record = input as? _Cancellation, let next = record.extend(from: depth) {
+      return (record, next)
+    }
+    return (input?.dependent(on: nil, at: depth) ?? (adopts ? _Cancellation() : nil), 0)
   }
 
   // The same trick for `MainActorPromise.cancel()`: the main-actor file declares a generic fallback that
@@ -218,13 +234,17 @@ nonisolated extension _Extras {
   }
 }
 
-/// The cancellation record of a promise that can be cancelled; see the overview at the top of this file.
+/// The cancellation record of a promise that can be cancelled, and of the steps that share it; see the
+/// overview at the top of this file.
 ///
 /// `@unchecked Sendable`: every mutable field is read and written only under its lock (`withLock`), except
-/// before the record is shared (`upstream`, `queue` set by whoever makes it).
+/// before the record is shared (`upstream`, set by whoever makes it).
 @usableFromInline final nonisolated class _Cancellation: _Extras, @unchecked Sendable {
   @usableFromInline enum State { case open, cancelled, settled }
+  /// Where the first promise stands.
   @exclusivity(unchecked) @usableFromInline var state = State.open
+  /// Whether the first promise's next step has let it go.
+  @exclusivity(unchecked) @usableFromInline var nextGone = false
   #if canImport(Darwin)
     /// Runs `body` holding this record's lock: its stripe of the shared table (see `_Lock`).
     @inlinable func withLock<T>(_ body: () -> T) -> T { _Lock(for: self).withLock(body) }
@@ -234,24 +254,31 @@ nonisolated extension _Extras {
     /// Runs `body` holding this record's lock.
     @inlinable func withLock<T>(_ body: () -> T) -> T { _Lock.withLock(word, body) }
   #endif
-  /// The dependents that still want the outcome.
+  /// The depth of the last step that shares the record; 0 while the first promise has no next step.
+  @exclusivity(unchecked) @usableFromInline var tip: UInt32 = 0
+  /// The depth of `upstream`'s promise among those that share its record.
+  @exclusivity(unchecked) @usableFromInline var upstreamDepth: UInt32 = 0
+  /// The first promise's dependents beside its next step.
   @exclusivity(unchecked) @usableFromInline var interest = 0
-  /// What the promise waits for now; counted as one of its dependents.
+  /// The record of what the first promise waits for now; counted as one of that promise's dependents.
   @exclusivity(unchecked) @usableFromInline var upstream: _Cancellation?
-  /// What only a few records have, made on first use and moved out whole; `nil` in a step's record, which
-  /// so settles, is cancelled and is freed without touching an array.
+  /// What only a few records have, made on first use; `nil` along a chain, which so is made, settled,
+  /// cancelled and freed without touching an array.
   @exclusivity(unchecked) @usableFromInline var rest: Rest?
   @usableFromInline let onQueue: DispatchQueue?
 
-  /// What stops the work, until a request runs them or the promise settles; and what a combinator waits
-  /// for, each counted as one of its dependents.
-  @usableFromInline typealias Rest = (handlers: [@Sendable () -> Void], inputs: [_Cancellation])
+  /// What stops the work, until a request runs them or the first promise settles; what a combinator waits
+  /// for, each counted as one of its dependents; and the branches.
+  @usableFromInline typealias Rest = (handlers: [@Sendable () -> Void], inputs: [_Place], branches: [Branch])
+  /// A step that has dependents beside its next step: `others` of them, and whether the next step has let
+  /// it go. Kept in order of depth.
+  @usableFromInline typealias Branch = (depth: UInt32, others: Int, nextGone: Bool)
 
   @usableFromInline init(queue: DispatchQueue? = nil) { onQueue = queue }
 
   // A record releases what it waits for, and each of those what they wait for, in this loop: a tower of
-  // combinators, or a long chain, would otherwise be freed recursively. A record is taken apart only when
-  // this loop holds the last reference to it, so no other thread can reach it meanwhile.
+  // combinators, or a long chain of adopting steps, would otherwise be freed recursively. A record is
+  // taken apart only when this loop holds the last reference to it, so no other thread can reach it.
   deinit {
     guard upstream != nil || rest?.inputs.isEmpty == false else { return }
     var released: [_Cancellation] = []
@@ -263,133 +290,194 @@ nonisolated extension _Extras {
 
   @usableFromInline override var queue: DispatchQueue? { onQueue }
 
-  /// Whether a request has come (and the promise had not settled before it).
+  /// Whether a request has come (and the first promise had not settled before it).
   @usableFromInline var isCancelled: Bool { withLock { state == .cancelled } }
 
-  /// A record for a promise made from this one, counted as its dependent (unless this one has settled:
-  /// then it wants nothing from it).
-  @usableFromInline override func dependent(on queue: DispatchQueue?) -> _Extras? {
+  /// The depth of a step made from the promise at `depth`, if it shares this record as that promise's next
+  /// step: only the last step of the stretch has none yet, and a promise with a queue shares with nobody.
+  @usableFromInline func extend(from depth: UInt32) -> UInt32? {
+    guard onQueue == nil else { return nil }
+    return withLock {
+      guard depth == tip, tip < .max else { return nil }
+      tip += 1
+      return tip
+    }
+  }
+
+  /// A record for a promise made from the one at `depth`, counted as its dependent (unless the first
+  /// promise has settled: then nothing wants anything from it).
+  @usableFromInline override func dependent(on queue: DispatchQueue?, at depth: UInt32) -> _Extras? {
     let record = _Cancellation(queue: queue)
-    if count() { record.upstream = self }
+    if count(at: depth) { (record.upstream, record.upstreamDepth) = (self, depth) }
     return record
   }
 
-  /// The promise has its outcome: its handlers are released unrun, and it lets go of what it waited for.
-  @usableFromInline override func settled() {
+  /// The promise at `depth` has its outcome. The first promise's handlers are released unrun, and it lets
+  /// go of what it waited for; a step lets go of the promise before it.
+  @usableFromInline override func settled(at depth: UInt32) {
+    guard depth == 0 else { return _Cancellation.request(self, at: depth, direct: true) }
     // What it waited for, unless a request has let it go already; and its handlers and inputs, which are
     // released after the lock: what the handlers capture may have deinitialisers (user code).
-    let (letGo, taken): (_Cancellation??, Rest?) = withLock {
+    let (letGo, taken): (_Place??, Rest?) = withLock {
       defer { state = .settled }
-      return (state == .open ? .some(upstream.take()) : nil, rest.take())
+      return (state == .open ? .some(upstream.take().map { ($0, upstreamDepth) }) : nil, rest.take())
     }
     guard let letGo else { return }
     if let inputs = taken?.inputs, !inputs.isEmpty {
-      _Cancellation.request(letGo, direct: false, andAll: inputs)
-    } else {
-      letGo?.lettingGo()
+      _Cancellation.request(letGo?.record, at: letGo?.depth ?? 0, direct: false, andAll: inputs)
+    } else if let letGo {
+      letGo.record.lettingGo(at: letGo.depth)
     }
   }
 
-  /// One dependent lets go (a step's input, the common case: most often one that has settled already);
-  /// when it was the last, the request loop takes over.
-  @usableFromInline func lettingGo() {
-    let last = withLock {
-      interest -= 1
-      return state == .open && interest == 0
-    }
-    if last { _Cancellation.request(self, direct: true) }
+  /// One dependent of the promise at `depth` lets go (a step's input, the common case: most often one that
+  /// has settled already); when that leaves the first promise unwanted, the request loop takes over.
+  @usableFromInline func lettingGo(at depth: UInt32) {
+    if withLock({ withdraw(at: depth, direct: false) }) { _Cancellation.request(self, at: 0, direct: true) }
   }
 
-  /// The promise now settles like `other`'s promise: it waits for that instead. If a request has come
-  /// already, `other` hears it at once (it is let go as soon as it is counted).
-  @usableFromInline override func adopt(_ other: _Extras?) {
+  /// The first promise now settles like the promise at `depth` of `other`: it waits for that instead. If
+  /// a request has come already, `other` hears it at once (it is let go as soon as it is counted).
+  @usableFromInline override func adopt(_ other: _Extras?, at depth: UInt32) {
     // A promise with nothing to cancel changes nothing: what this one waited for until now has settled
     // (a step adopts once its input has its outcome, `retry` once its attempt or wait has), so a request
     // that still travels there stops at once, and this record lets it go when it settles. No lock.
     guard let adopted = other as? _Cancellation else { return }
-    let counted = adopted.count() ? adopted : nil
-    let letGo: _Cancellation? = withLock {
-      guard state == .open else { return counted }
-      defer { upstream = counted }
-      return upstream
+    let counted = adopted.count(at: depth) ? adopted : nil
+    let letGo: _Place? = withLock {
+      guard state == .open else { return counted.map { ($0, depth) } }
+      defer { (upstream, upstreamDepth) = (counted, depth) }
+      return upstream.map { ($0, upstreamDepth) }
     }
-    _Cancellation.request(letGo, direct: false)
+    _Cancellation.request(letGo?.record, at: letGo?.depth ?? 0, direct: false)
   }
 
-  /// The record of a promise made from every promise whose extras are `inputs` (a combinator's result),
-  /// or `nil` when none of them can be cancelled.
-  @inlinable static func combining(_ inputs: some Sequence<_Extras?>) -> _Cancellation? {
+  /// The record of a promise made from every promise whose extras and depth are `inputs` (a combinator's
+  /// result), or `nil` when none of them can be cancelled.
+  @inlinable static func combining(_ inputs: some Sequence<(_Extras?, UInt32)>) -> _Cancellation? {
     var record: _Cancellation?
-    for input in inputs where input is _Cancellation {
+    for (input, depth) in inputs where input is _Cancellation {
       record = record ?? _Cancellation()
-      record.unsafelyUnwrapped.include(input)
+      record.unsafelyUnwrapped.include(input, at: depth)
     }
     return record
   }
 
-  /// Adds `other` to what the promise waits for, beside the rest; let go at once if a request has come.
-  @usableFromInline func include(_ other: _Extras?) {
-    guard let other = other as? _Cancellation, other.count() else { return }
+  /// Adds the promise at `depth` of `other` to what the first promise waits for, beside the rest; let go
+  /// at once if a request has come.
+  @usableFromInline func include(_ other: _Extras?, at depth: UInt32) {
+    guard let other = other as? _Cancellation, other.count(at: depth) else { return }
     let open = withLock {
       guard state == .open else { return false }
-      if rest == nil { rest = ([], []) }
-      rest?.inputs.append(other)
+      if rest == nil { rest = ([], [], []) }
+      rest?.inputs.append((other, depth))
       return true
     }
-    if !open { _Cancellation.request(other, direct: false) }
+    if !open { _Cancellation.request(other, at: depth, direct: false) }
   }
 
-  /// Registers a handler that stops the work: run on a request, at once if one has come.
+  /// Registers a handler that stops the first promise's work: run on a request, at once if one has come.
   @usableFromInline func onCancel(_ handler: @escaping @Sendable () -> Void) {
     let now: Bool = withLock {
       guard state == .open else { return state == .cancelled }
-      if rest == nil { rest = ([], []) }
+      if rest == nil { rest = ([], [], []) }
       rest?.handlers.append(handler)
       return false
     }
     if now { _Cancellation.run([handler], for: self) }
   }
 
-  /// A request made on this promise itself.
-  @usableFromInline func cancel() { _Cancellation.request(self, direct: true) }
+  /// A request made on the promise at `depth` itself.
+  @usableFromInline func cancel(at depth: UInt32) { _Cancellation.request(self, at: depth, direct: true) }
 
-  /// Counts one more dependent; `false` if the promise has settled, so nothing is to be let go later.
-  @usableFromInline func count() -> Bool {
+  /// Counts one more dependent of the promise at `depth`; `false` if the first promise has settled, so
+  /// nothing is to be let go later.
+  @usableFromInline func count(at depth: UInt32) -> Bool {
     withLock {
-      if state != .settled { interest += 1 }
-      return state != .settled
+      guard state == .open else { return state == .cancelled }  // and a request no longer changes anything
+      if depth == 0 { interest += 1 } else { branch(at: depth) }
+      return true
     }
   }
 
-  /// Moves what the promise waits for to the end of `list`; by the one thread that can reach the record.
+  /// Under the lock: counts one more dependent beside its next step of the step at `depth`.
+  @usableFromInline func branch(at depth: UInt32) {
+    if rest == nil { rest = ([], [], []) }
+    let index = rest.unsafelyUnwrapped.branches.firstIndex { $0.depth >= depth }
+    if let index, rest.unsafelyUnwrapped.branches[index].depth == depth {
+      rest?.branches[index].others += 1
+    } else {
+      rest?.branches.insert((depth, 1, false), at: index ?? rest.unsafelyUnwrapped.branches.endIndex)
+    }
+  }
+
+  /// Moves what the first promise waits for to the end of `list`; by the one thread that can reach the
+  /// record.
   @usableFromInline func moveWhatItWaitsFor(to list: inout [_Cancellation]) {
-    list += rest.take()?.inputs ?? []
+    list += rest.take()?.inputs.map(\.record) ?? []
     if let above = upstream.take() { list.append(above) }
   }
 
-  /// Delivers requests: to `record` itself if `direct`, otherwise as a dependent letting it (and `others`)
-  /// go. A record that is cancelled runs its handlers and lets go of what it waits for in turn — in this
-  /// loop, so a chain of any length takes constant stack depth. Along a chain nothing is allocated.
-  @usableFromInline static func request(
-    _ record: _Cancellation?, direct: Bool, andAll others: [_Cancellation] = []
-  ) {
-    var (next, others, direct) = (record, others, direct)
-    while let record = next ?? others.popLast() {
-      let isDirect = direct  // only the first record, and only if asked
-      (next, direct) = (nil, false)
-      // nil: the request stops here. Otherwise what the record waited for, and its handlers and inputs.
-      let cancelled: (_Cancellation?, Rest?)? = record.withLock {
-        if !isDirect { record.interest -= 1 }
-        guard record.state == .open, isDirect || record.interest == 0 else { return nil }
-        record.state = .cancelled
-        return (record.upstream.take(), record.rest.take())
+  /// Under the lock: a request reaches the promise at `depth` — made on it (`direct`), or one of its
+  /// dependents other than its next step lets it go — and travels down the stretch: a step lets go of the
+  /// promise before it once nothing wants it any more. Returns whether the first promise is to be cancelled
+  /// now (the caller marks it).
+  /// Steps keep no state of their own: only those with other dependents have a branch, and a step that
+  /// has already let go (by a request or by settling) lets go again harmlessly, since the branch below it,
+  /// or the first promise, knows that its next step has gone. Once the first promise has settled or been
+  /// cancelled, nothing here changes any more.
+  @usableFromInline func withdraw(at start: UInt32, direct: Bool) -> Bool {
+    guard state == .open else { return false }
+    var (depth, fromNext) = (start, direct)
+    if direct {
+      guard depth > 0 else { return true }
+      depth -= 1
+    }
+    while depth > 0, let index = rest?.branches.lastIndex(where: { $0.depth <= depth }) {
+      depth = rest.unsafelyUnwrapped.branches[index].depth  // the steps between have nothing else
+      if fromNext {
+        guard rest?.branches[index].nextGone == false else { return false }
+        rest?.branches[index].nextGone = true
+      } else {
+        rest?.branches[index].others -= 1
       }
-      guard let (upstream, rest) = cancelled else { continue }
+      let branch = rest.unsafelyUnwrapped.branches[index]
+      guard branch.others == 0, branch.nextGone || depth == tip else { return false }
+      (depth, fromNext) = (depth - 1, true)
+    }
+    if fromNext || depth > 0 {
+      guard !nextGone else { return false }
+      nextGone = true
+    } else {
+      interest -= 1
+    }
+    return interest == 0 && (nextGone || tip == 0)
+  }
+
+  /// Delivers requests: to the promise at `depth` of `record` itself if `direct`, otherwise as a dependent
+  /// letting it (and `others`) go. A record whose first promise is cancelled runs its handlers and lets go of what it
+  /// waits for in turn — in this loop, so a chain of any length takes constant stack depth.
+  @usableFromInline static func request(
+    _ record: _Cancellation?, at depth: UInt32, direct: Bool, andAll others: [_Place] = []
+  ) {
+    var (next, depth, others, direct) = (record, depth, others, direct)
+    while true {
+      if next == nil, let (record, at) = others.popLast() { (next, depth) = (record, at) }
+      guard let record = next else { return }
+      let isDirect = direct  // only the first place, and only if asked
+      (next, direct) = (nil, false)
+      // nil: the request stops here. Otherwise what the first promise waited for, its handlers and inputs.
+      let cancelled: (_Cancellation?, UInt32, Rest?)? = record.withLock {
+        guard record.withdraw(at: depth, direct: isDirect) else { return nil }
+        record.state = .cancelled
+        return (record.upstream.take(), record.upstreamDepth, record.rest.take())
+      }
+      guard let (upstream, upstreamDepth, rest) = cancelled else { continue }
       if let rest {
         run(rest.handlers, for: record)
         others += rest.inputs
       }
-      next = upstream
+      (next, depth) = (upstream, upstreamDepth)
     }
   }
 
@@ -400,6 +488,10 @@ nonisolated extension _Extras {
     }
   }
 }
+
+/// A promise's place among those that share a record: the record, and how many steps from its first
+/// promise it is.
+@usableFromInline typealias _Place = (record: _Cancellation, depth: UInt32)
 
 #if DEBUG
   /// The promises already reported as not cancellable, so that each is reported once. Debug builds only.

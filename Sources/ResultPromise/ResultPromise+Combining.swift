@@ -132,7 +132,7 @@ nonisolated extension ResultPromise {
     _ promises: some Collection<ResultPromise<Success, Failure>>
   ) -> ResultPromise<Success, Failure> {
     let next = ResultPromise<Success, Failure>(
-      _pending: _Cancellation.combining(promises.lazy.map { $0._extras }))
+      _pending: _Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) }))
     for promise in promises { promise._await { next.fulfil(with: $0) } }
     return next
   }
@@ -261,7 +261,7 @@ nonisolated extension ResultPromise {
     decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   ) -> ResultPromise<NewSuccess, NewFailure> {
     let next = ResultPromise<NewSuccess, NewFailure>(
-      _pending: _Cancellation.combining(promises.lazy.map { $0._extras }))
+      _pending: _Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) }))
     guard !promises.isEmpty else {
       next.fulfil(with: decided([]))
       return next
@@ -295,8 +295,8 @@ nonisolated extension ResultPromise where Success == Never {
   public static func zip<each Value>(
     _ promise: repeat ResultPromise<each Value, Failure>
   ) -> ResultPromise<(repeat each Value), Failure> {
-    var inputs: [_Extras?] = []
-    for input in repeat each promise { inputs.append(input._extras) }
+    var inputs: [(_Extras?, UInt32)] = []
+    for input in repeat each promise { inputs.append((input._extras, input._depth)) }
     let next = ResultPromise<(repeat each Value), Failure>(_pending: _Cancellation.combining(inputs))
     // Each input's value goes to a slot of its own: the observers hold the slots, never the inputs, so
     // an input nobody else holds is released (and reported, if user-made) while the others wait.
@@ -446,7 +446,8 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
         return
       }
       let promise = make()
-      record.include(promise._extras)  // let go at once if the combined promise was cancelled
+      // Let go at once if the combined promise was cancelled.
+      record.include(promise._extras, at: promise._depth)
       promise._await { result in self.settle(result, at: index) }
     }
   }

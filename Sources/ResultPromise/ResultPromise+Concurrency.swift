@@ -43,7 +43,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// once.
   @inlinable public var result: Result<Success, Failure> {
     get async {
-      await _lettingGoOnCancel(_extras) {
+      await _lettingGoOnCancel(_extras?.dependent(on: nil, at: _depth)) {
         await withCheckedContinuation { continuation in
           self.await { continuation.resume(returning: $0) }
         }
@@ -111,7 +111,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
     let wait = _AbandonableWait<Result<Success, Failure>>()
     self.await { wait.finish($0) }
-    guard let result = await wait.value(lettingGo: _extras) else { throw CancellationError() }
+    guard let result = await wait.value(lettingGo: _extras?.dependent(on: nil, at: _depth)) else {
+      throw CancellationError()
+    }
     return result
   }
 
@@ -152,7 +154,8 @@ extension MainActorPromise {
   public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
     let wait = _AbandonableWait<_MainActorResult<Success, Failure>>()
     _observe { wait.finish(_MainActorResult($0)) }
-    guard let delivered = await wait.value(lettingGo: promise._extras) else {
+    guard let delivered = await wait.value(lettingGo: promise._extras?.dependent(on: nil, at: promise._depth))
+    else {
       throw CancellationError()
     }
     return delivered.result
@@ -188,8 +191,7 @@ final nonisolated class _AbandonableWait<Value: Sendable>: @unchecked Sendable {
   /// Suspends until `finish` is called (at once, if it already was); `nil` means cancelled. Meanwhile it
   /// is a dependent of the promise whose extras are `extras`, and lets it go when cancelled — after it has
   /// ended the wait, so that an outcome the request brings about does not take its place.
-  func value(lettingGo extras: _Extras? = nil) async -> Value? {
-    let waiter = extras?.dependent(on: nil)
+  func value(lettingGo waiter: _Extras? = nil) async -> Value? {
     return await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
         let early: Value?? = _Lock(for: self).withLock {
@@ -204,7 +206,7 @@ final nonisolated class _AbandonableWait<Value: Sendable>: @unchecked Sendable {
       }
     } onCancel: {
       finish(nil)
-      waiter?.settled()
+      waiter?.settled(at: 0)
     }
   }
 

@@ -374,7 +374,7 @@ extension MainActorPromise {
   /// at once when the task is cancelled, use ``resultAbandoningOnCancel()``.
   public var result: Result<Success, Failure> {
     get async {
-      await _lettingGoOnCancel(promise._extras) {
+      await _lettingGoOnCancel(promise._extras?.dependent(on: nil, at: promise._depth)) {
         await withCheckedContinuation { continuation in
           _observe { continuation.resume(returning: _MainActorResult($0)) }
         }
@@ -416,8 +416,8 @@ extension MainActorPromise {
     adopts: Bool = false,
     _ step: @escaping @MainActor (Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> MainActorPromise<NewSuccess, NewFailure> {
-    let extras = _Extras.forStep(from: promise._extras, adopts: adopts)
-    let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras)
+    let (extras, depth) = _Extras.forStep(from: promise._extras, at: promise._depth, adopts: adopts)
+    let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras, depth: depth)
     _observe { step($0, next) }
     return MainActorPromise<NewSuccess, NewFailure>(next)
   }
@@ -438,11 +438,11 @@ nonisolated extension MainActorPromise where Failure == Never {
 /// the promise go (if nothing else wants it, a request reaches its work). Does nothing more for a promise
 /// that cannot be cancelled.
 @inlinable func _lettingGoOnCancel<T: Sendable>(
-  _ extras: _Extras?, isolation: isolated (any Actor)? = #isolation, _ wait: () async -> T
+  _ waiter: _Extras?, isolation: isolated (any Actor)? = #isolation, _ wait: () async -> T
 ) async -> T {
-  guard let waiter = extras?.dependent(on: nil) else { return await wait() }
+  guard let waiter else { return await wait() }
   return await withTaskCancellationHandler(
-    operation: wait, onCancel: { waiter.settled() }, isolation: isolation)
+    operation: wait, onCancel: { waiter.settled(at: 0) }, isolation: isolation)
 }
 
 nonisolated extension _Extras {

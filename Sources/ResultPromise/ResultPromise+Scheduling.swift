@@ -27,7 +27,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: A promise with this promise's result whose observers run on `queue`.
   @inlinable
   public func receive(on queue: DispatchQueue) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise(_pending: _extras?.dependent(on: queue) ?? _OnQueue(queue))
+    let next = ResultPromise(_pending: _extras?.dependent(on: queue, at: _depth) ?? _OnQueue(queue))
     self._await { next.fulfil(with: $0) }
     return next
   }

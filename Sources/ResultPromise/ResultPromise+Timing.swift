@@ -209,11 +209,11 @@ nonisolated extension ResultPromise where Success: Sendable {
     let total = Swift.max(1, attempts)
     @Sendable func attempt(_ number: Int) {
       let current = make()
-      record.adopt(current._extras)  // a request now reaches this attempt
+      record.adopt(current._extras, at: current._depth)  // a request now reaches this attempt
       current.await { result in
         if case .failure(let error) = result, number < total, !record.isCancelled, shouldRetry(error) {
           let wait = _wait(delay, on: clock)
-          record.adopt(wait._extras)  // a request now ends the wait
+          record.adopt(wait._extras, at: wait._depth)  // a request now ends the wait
           wait._await { _ in
             if record.isCancelled { next.fulfil(with: result) } else { attempt(number + 1) }
           }
@@ -272,7 +272,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   @inlinable func _delay<C: Clock<Duration>>(
     _ duration: Duration, clock: C, ifCancelled: (@Sendable () -> Failure)?
   ) -> ResultPromise<Success, Failure> {
-    let record = _extras?.dependent(on: nil) as? _Cancellation ?? _Cancellation()
+    let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
     let next = ResultPromise<Success, Failure>(_pending: record)
     self._await { result in
       guard case .success = result else {
@@ -301,7 +301,7 @@ nonisolated extension ResultPromise {
   @inlinable func _timeout<C: Clock<Duration>>(
     _ duration: Duration, failure: @escaping @Sendable () -> Failure, clock: C
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil))
+    let next = ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil, at: _depth))
     let claim = _Claim()
     let wait = _wait(duration, on: clock)
     // A source that has settled wins, even while its observers still wait behind a callback running on

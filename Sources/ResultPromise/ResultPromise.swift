@@ -201,7 +201,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
       (_outcome, _phase) = (result, _first == nil ? .settled : _more.isEmpty ? .firstRound : .scheduled)
       return _phase
     }
-    if phase != nil { _extras?.settled() }
+    if phase != nil { _extras?.settled(at: _depth) }
     if let phase, phase != .settled { _scheduleDelivery(phase) }
     return phase != nil
   }
@@ -315,8 +315,8 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
 
   /// Creates a pending promise for an operator to settle, with `extras` if it needs any. It is not
   /// reported when dropped while pending (dropping a pending chain reports its root once).
-  @inlinable init(_pending extras: _Extras?) {
-    super.init(outcome: nil, phase: .pending, reportsBroken: false, extras: extras)
+  @inlinable init(_pending extras: _Extras?, depth: UInt32 = 0) {
+    super.init(outcome: nil, phase: .pending, reportsBroken: false, extras: extras, depth: depth)
   }
 }
 
@@ -541,9 +541,11 @@ public nonisolated enum PromiseDiagnostics {
 // this file does not need). Both live in one optional field, `_extras`, so every other promise pays for
 // one `nil`: a step made from a promise without extras handles no reference at all, and `fulfil` checks
 // for `nil`. The core tells the extras when a promise is made from this one, when this one settles, and
-// when it adopts another's outcome; here those calls do nothing. A step asks `_Extras.forStep` for its
-// extras, saying whether it adopts another promise (`thenAsync`, `recoverAsync`): the cancellation file
-// overloads it to give such a step a record of its own, since the promise it adopts may be cancellable.
+// when it adopts another's outcome, each time with the promise's depth (`_depth`: where it sits among
+// promises that share extras, as a chain's steps share a cancellation record); here those calls do
+// nothing. A step asks `_Extras.forStep` for its extras and depth, saying whether it adopts another promise
+// (`thenAsync`, `recoverAsync`): the cancellation file overloads it to share the input's record along a
+// chain, and to give an adopting step a record of its own, since the promise it adopts may be cancellable.
 //
 // Why a base class holds the storage: a class's `deinit` is never specialised, and destroying a field
 // whose type is built from generic parameters (such as `Result<Success, Failure>?`) makes it look that
@@ -564,6 +566,8 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
   /// Whether dropping this promise while pending is reported (user-created promises only, until a
   /// report has been made).
   @exclusivity(unchecked) @usableFromInline final var _reportsBroken: Bool
+  /// Where the promise sits among those that share its extras (0: they are its own); see `_Extras`.
+  @usableFromInline final let _depth: UInt32
   #if canImport(Darwin)
     /// Runs `body` holding this promise's lock: its stripe of the shared table (see `_Lock`).
     @inlinable final func _withLock<T>(_ body: () -> T) -> T { _Lock(for: self).withLock(body) }
@@ -585,8 +589,8 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
     @usableFromInline final var _origin: (file: StaticString, line: UInt)?
   #endif
 
-  @inlinable init(outcome: Outcome, phase: _Phase, reportsBroken: Bool, extras: _Extras?) {
-    (_outcome, _phase, _reportsBroken, _extras) = (outcome, phase, reportsBroken, extras)
+  @inlinable init(outcome: Outcome, phase: _Phase, reportsBroken: Bool, extras: _Extras?, depth: UInt32 = 0) {
+    (_outcome, _phase, _reportsBroken, _extras, _depth) = (outcome, phase, reportsBroken, extras, depth)
   }
 
   deinit {
@@ -648,17 +652,18 @@ nonisolated extension ResultPromise {
   ) -> ResultPromise<NewSuccess, NewFailure> {
     // Unmanaged: a chain that cannot be cancelled then handles no reference at all. Exactly one of the two
     // promises below is made, and takes it.
-    let extras = _Extras.forStep(from: _extras, adopts: adopts).map(Unmanaged.passRetained)
+    let (made, depth) = _Extras.forStep(from: _extras, at: _depth, adopts: adopts)
+    let extras = made.map(Unmanaged.passRetained)
     var step: _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>?
     guard
       let result = _register({
         let waiting = _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>(
-          transform, apply, extras?.takeRetainedValue())
+          transform, apply, extras?.takeRetainedValue(), depth)
         step = waiting
         return _Observer { waiting._run($0) }
       })
     else { return step.unsafelyUnwrapped }
-    let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras?.takeRetainedValue())
+    let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras?.takeRetainedValue(), depth: depth)
     // Not `withCurrent`: nested in its closure, this one made the compiler box `transform` (a reabstraction
     // thunk, one allocation per `thenAsync` step).
     _Trampoline.current.takeUnretainedValue().runAsCallback { apply(transform, result, next) }
@@ -766,7 +771,7 @@ nonisolated extension ResultPromise {
       let problem = "was told to adopt itself (its own thenAsync or recoverAsync step returned it)"
       return PromiseDiagnostics._report(self, "\(problem); it can never settle.")
     }
-    if other._extras != nil { _extras?.adopt(other._extras) }
+    if other._extras != nil { _extras?.adopt(other._extras, at: other._depth) }
     guard let result = other._withLock({ other._phase == .settled ? other._outcome : nil }) else {
       return other._await { self.fulfil(with: $0) }
     }
@@ -812,9 +817,9 @@ final nonisolated class _Step<Input, InputFailure: Error, Success, Failure: Erro
   @exclusivity(unchecked) @usableFromInline var _transform: Slot
   @usableFromInline let _apply: Apply
 
-  @inlinable init(_ transform: Slot, _ apply: @escaping Apply, _ extras: _Extras?) {
+  @inlinable init(_ transform: Slot, _ apply: @escaping Apply, _ extras: _Extras?, _ depth: UInt32) {
     (_transform, _apply) = (transform, apply)
-    super.init(_pending: extras)
+    super.init(_pending: extras, depth: depth)
   }
 }
 
@@ -833,23 +838,25 @@ nonisolated extension _Step where Slot == Transform? {
 /// What a few promises need beside their state (see "Extras" in "How it works"): the queue their observers
 /// run on, and how a request to cancel reaches their work. Subclasses add them: `receive(on:)`'s and the
 /// cancellation record. The core calls three methods, which here do nothing: a promise is made from this
-/// one (`dependent(on:)`, with the new promise's queue), this one settles (`settled`), and it adopts another
-/// promise's outcome (`adopt`); and it asks `forStep` for a step's extras.
+/// one (`dependent(on:at:)`, with the new promise's queue), this one settles (`settled(at:)`), and it adopts
+/// another promise's outcome (`adopt(_:at:)`); and it asks `forStep` for a step's extras and depth. Several
+/// promises may share one extras object, each at its own depth (`_depth`, passed to each call): the
+/// cancellation file shares a record along a chain. Elsewhere the depth is 0.
 ///
 /// `@unchecked Sendable`: it has no state; subclasses say why theirs is safe.
 @usableFromInline nonisolated class _Extras: @unchecked Sendable {
   @usableFromInline var queue: DispatchQueue? { nil }
-  @usableFromInline func dependent(on queue: DispatchQueue?) -> _Extras? { nil }
+  @usableFromInline func dependent(on queue: DispatchQueue?, at depth: UInt32) -> _Extras? { nil }
   // The extras of a step made from a promise with `input` (`adopts`: a `thenAsync` or `recoverAsync` step).
   // A trick of overload ranking: the cancellation file declares a non-generic `forStep` with the same
   // labels, which Swift prefers wherever both are visible — every call in the module, this file's own
   // included — and which gives an adopting step a record of its own. Copied alone, this file calls this
-  // generic fallback: what the input's extras make for a dependent.
-  @inlinable static func forStep<E: _Extras>(from input: E?, adopts: Bool) -> _Extras? {
-    input?.dependent(on: nil)
-  }
-  @usableFromInline func settled() {}
-  @usableFromInline func adopt(_ other: _Extras?) {}
+  // generic fallback: what the input's extras make for a dependent, which shares nothing.
+  @inlinable static func forStep<E: _Extras>(
+    from input: E?, at depth: UInt32, adopts: Bool
+  ) -> (_Extras?, UInt32) { (input?.dependent(on: nil, at: depth), 0) }
+  @usableFromInline func settled(at depth: UInt32) {}
+  @usableFromInline func adopt(_ other: _Extras?, at depth: UInt32) {}
 }
 
 // MARK: - The trampoline
@@ -1063,10 +1070,9 @@ nonisolated extension PromiseDiagnostics {
     _ promise: _PromiseStorage<S, F, O>, _ problem: @autoclosure () -> String
   ) {
     guard let handler = brokenPromiseHandler else { return }
+    var place = ""  // where it was made, in debug builds
     #if DEBUG
-      let place = promise._origin.map { " made at \($0.file):\($0.line)" } ?? ""
-    #else
-      let place = ""
+      place = promise._origin.map { " made at \($0.file):\($0.line)" } ?? ""
     #endif
     handler("ResultPromise<\(S.self), \(F.self)>\(place) \(problem())")
   }

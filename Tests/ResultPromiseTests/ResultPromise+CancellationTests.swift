@@ -409,6 +409,125 @@ struct CancellationTests {
     #expect(settling.requests == 1)
   }
 
+  // Along a chain, steps share their first promise's record, each at its depth; a step with a second
+  // dependent keeps a count of its own. These attack that sharing: forks and requests in the middle.
+
+  @Test("a request on a middle step stops the work, and a later thenAsync still adopts unasked")
+  func middleStepRequest() {
+    let work = Work(stops: false)
+    let inner = Work()
+    let middle = work.promise.map { $0 + 1 }.map { $0 + 1 }
+    let tail = middle.map { $0 + 1 }.thenAsync { _ in inner.promise }
+    middle.cancel()
+    #expect(work.requests == 1)
+    work.promise.succeed(1)  // the work ignored the request; the steps after `middle` were never asked
+    #expect(inner.requests == 0, "the promise the tail adopts hears no request")
+    tail.cancel()
+    #expect(inner.requests == 1)
+    #expect(tail.settledResult == .failure(.stopped))
+  }
+
+  @Test(
+    "a fork in the middle of a chain: the work stops only once both branches have let go",
+    arguments: [false, true])
+  func forkInTheMiddle(branchFirst: Bool) {
+    let work = Work()
+    let fork = work.promise.map { $0 + 1 }.map { $0 + 1 }
+    let chain = fork.map { $0 + 1 }.map { $0 + 1 }
+    let branch = fork.map { $0 - 1 }
+    (branchFirst ? branch : chain).cancel()
+    #expect(work.requests == 0, "the other branch still wants the fork")
+    #expect(fork.isPending)
+    (branchFirst ? chain : branch).cancel()
+    #expect(work.requests == 1)
+    #expect(chain.settledResult == .failure(.stopped) && branch.settledResult == .failure(.stopped))
+  }
+
+  @Test("cancel() on a fork itself stops the work below it whatever its branches want")
+  func directRequestOnAFork() {
+    let work = Work()
+    let fork = work.promise.map { $0 + 1 }.map { $0 + 1 }
+    let branches = (0..<3).map { offset in fork.map { $0 + offset } }
+    fork.cancel()
+    #expect(work.requests == 1)
+    #expect(branches.allSatisfy { $0.settledResult == .failure(.stopped) })
+  }
+
+  @Test("forks at several depths: a request travels down until a step that something else still wants")
+  func forksAtSeveralDepths() {
+    let work = Work()
+    let low = work.promise.map { $0 + 1 }
+    let high = low.map { $0 + 1 }.map { $0 + 1 }
+    let tail = high.map { $0 + 1 }
+    let lowBranch = low.map { $0 - 1 }
+    let highBranch = high.map { $0 - 1 }
+    tail.cancel()
+    #expect(work.requests == 0, "highBranch still wants high")
+    highBranch.cancel()
+    #expect(work.requests == 0, "lowBranch still wants low")
+    lowBranch.cancel()
+    #expect(work.requests == 1)
+    // Requests that come again, or on steps already let go, change nothing.
+    tail.cancel()
+    high.cancel()
+    #expect(work.requests == 1)
+    #expect(tail.settledResult == .failure(.stopped) && lowBranch.settledResult == .failure(.stopped))
+  }
+
+  @Test("a branch made after the chain below it was asked to stop hears nothing more")
+  func branchAfterTheRequest() {
+    let work = Work(stops: false)
+    let middle = work.promise.map { $0 + 1 }.map { $0 + 1 }
+    middle.map { $0 + 1 }.cancel()
+    #expect(work.requests == 1)
+    let late = middle.map { $0 * 10 }
+    late.cancel()
+    middle.cancel()
+    #expect(work.requests == 1, "a request runs a handler once")
+    work.promise.succeed(0)
+    #expect(late.settledResult == .success(20))
+  }
+
+  @Test("ignoringCancel() on a middle step keeps the work from requests below it, not from one on it")
+  func ignoringCancelInTheMiddle() {
+    let work = Work()
+    let middle = work.promise.map { $0 + 1 }.map { $0 + 1 }
+    let shared = middle.ignoringCancel()
+    let tail = middle.map { $0 + 1 }
+    tail.cancel()
+    #expect(work.requests == 0)
+    middle.cancel()
+    #expect(work.requests == 1)
+    #expect(shared.settledResult == .failure(.stopped) && tail.settledResult == .failure(.stopped))
+  }
+
+  @Test("a middle step settled by hand lets go of its input, unless the input is wanted elsewhere")
+  func middleStepSettledByHand() {
+    let work = Work()
+    let middle = work.promise.map { $0 + 1 }.map { $0 + 1 }
+    middle.fulfil(with: .success(0))
+    #expect(work.requests == 1)
+
+    let shared = Work()
+    let low = shared.promise.map { $0 + 1 }
+    let branch = low.map { $0 - 1 }
+    let settled = low.map { $0 + 1 }.map { $0 + 1 }
+    settled.fulfil(with: .success(0))
+    #expect(shared.requests == 0, "branch still wants low")
+    branch.cancel()
+    #expect(shared.requests == 1)
+  }
+
+  @Test("a step made from a promise with a queue, or between promises that share a record, shares nothing")
+  func queuesAndNewSteps() async {
+    let work = Work()
+    let queued = work.promise.map { $0 + 1 }.receive(on: DispatchQueue(label: "shared record test"))
+    let tail = queued.map { $0 + 1 }
+    tail.cancel()
+    #expect(work.requests == 1)
+    #expect(await tail.result == .failure(.stopped))
+  }
+
   @Test("ignoringCancel() keeps the source from every request but one made on it directly")
   func ignoringCancel() {
     let work = Work()
@@ -945,14 +1064,41 @@ struct CancellationTests {
     #expect(observerRuns.value == trials)
   }
 
-  @Test("dependents letting go from many threads at once stop the shared work exactly once")
-  func concurrentWithdrawals() {
+  @Test(
+    "dependents letting go from many threads at once stop the shared work exactly once, also past a chain",
+    arguments: [0, 2])
+  func concurrentWithdrawals(stepsBefore: Int) {
     for _ in 0..<2_000 {
       let work = Work()
-      let dependents = (0..<8).map { offset in work.promise.map { $0 + offset } }
+      let shared = (0..<stepsBefore).reduce(work.promise) { promise, _ in promise.map { $0 } }
+      let dependents = (0..<8).map { offset in shared.map { $0 + offset } }
       DispatchQueue.concurrentPerform(iterations: dependents.count) { dependents[$0].cancel() }
       #expect(work.requests == 1)
       #expect(dependents.allSatisfy { $0.settledResult == .failure(.stopped) })
+    }
+  }
+
+  @Test("a step made while the last other dependent lets go: the work is asked to stop exactly once")
+  func extendingWhileWithdrawing() {
+    // Either order is right, and each has a deterministic test above (`forkInTheMiddle`, made first;
+    // `branchAfterTheRequest`, made after); this attacks the race between them.
+    for _ in 0..<2_000 {
+      let work = Work()
+      let middle = work.promise.map { $0 + 1 }
+      let branch = middle.map { $0 - 1 }
+      let made = Locked<ResultPromise<Int, TestError>?>(nil)
+      DispatchQueue.concurrentPerform(iterations: 2) { side in
+        if side == 0 {
+          branch.cancel()
+        } else {
+          let tail = middle.map { $0 + 1 }.map { $0 + 1 }
+          made.withLock { $0 = tail }
+        }
+      }
+      // Made first, the tail keeps the work wanted; made after, it chains onto work already asked to stop.
+      made.withLock { $0 }?.cancel()
+      #expect(work.requests == 1)
+      #expect(made.withLock { $0 }?.settledResult == .failure(.stopped))
     }
   }
 
