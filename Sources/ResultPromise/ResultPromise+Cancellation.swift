@@ -268,8 +268,14 @@ nonisolated extension _Extras {
   @usableFromInline let onQueue: DispatchQueue?
 
   /// What stops the work, until a request runs them or the first promise settles; what a combinator waits
-  /// for, each counted as one of its dependents; and the branches.
-  @usableFromInline typealias Rest = (handlers: [@Sendable () -> Void], inputs: [_Place], branches: [Branch])
+  /// for, each counted as one of its dependents; and the branches. A class, so that a record without it
+  /// stays small.
+  @usableFromInline final class Rest {
+    @usableFromInline var handlers: [@Sendable () -> Void] = []
+    @usableFromInline var inputs: [_Place] = []
+    @usableFromInline var branches: [Branch] = []
+    @usableFromInline init() {}
+  }
   /// A step that has dependents beside its next step: `others` of them, and whether the next step has let
   /// it go. Kept in order of depth.
   @usableFromInline typealias Branch = (depth: UInt32, others: Int, nextGone: Bool)
@@ -369,8 +375,7 @@ nonisolated extension _Extras {
     guard let other = other as? _Cancellation, other.count(at: depth) else { return }
     let open = withLock {
       guard state == .open else { return false }
-      if rest == nil { rest = ([], [], []) }
-      rest?.inputs.append((other, depth))
+      made.inputs.append((other, depth))
       return true
     }
     if !open { _Cancellation.request(other, at: depth, direct: false) }
@@ -380,8 +385,7 @@ nonisolated extension _Extras {
   @usableFromInline func onCancel(_ handler: @escaping @Sendable () -> Void) {
     let now: Bool = withLock {
       guard state == .open else { return state == .cancelled }
-      if rest == nil { rest = ([], [], []) }
-      rest?.handlers.append(handler)
+      made.handlers.append(handler)
       return false
     }
     if now { _Cancellation.run([handler], for: self) }
@@ -402,13 +406,20 @@ nonisolated extension _Extras {
 
   /// Under the lock: counts one more dependent beside its next step of the step at `depth`.
   @usableFromInline func branch(at depth: UInt32) {
-    if rest == nil { rest = ([], [], []) }
-    let index = rest.unsafelyUnwrapped.branches.firstIndex { $0.depth >= depth }
-    if let index, rest.unsafelyUnwrapped.branches[index].depth == depth {
-      rest?.branches[index].others += 1
+    let rest = made
+    let index = rest.branches.firstIndex { $0.depth >= depth }
+    if let index, rest.branches[index].depth == depth {
+      rest.branches[index].others += 1
     } else {
-      rest?.branches.insert((depth, 1, false), at: index ?? rest.unsafelyUnwrapped.branches.endIndex)
+      rest.branches.insert((depth, 1, false), at: index ?? rest.branches.endIndex)
     }
+  }
+
+  /// Under the lock: `rest`, made if it was not there yet.
+  @usableFromInline var made: Rest {
+    if let rest { return rest }
+    rest = Rest()
+    return rest.unsafelyUnwrapped
   }
 
   /// Moves what the first promise waits for to the end of `list`; by the one thread that can reach the
@@ -433,15 +444,15 @@ nonisolated extension _Extras {
       guard depth > 0 else { return true }
       depth -= 1
     }
-    while depth > 0, let index = rest?.branches.lastIndex(where: { $0.depth <= depth }) {
-      depth = rest.unsafelyUnwrapped.branches[index].depth  // the steps between have nothing else
+    while depth > 0, let rest, let index = rest.branches.lastIndex(where: { $0.depth <= depth }) {
+      depth = rest.branches[index].depth  // the steps between have nothing else
       if fromNext {
-        guard rest?.branches[index].nextGone == false else { return false }
-        rest?.branches[index].nextGone = true
+        guard !rest.branches[index].nextGone else { return false }
+        rest.branches[index].nextGone = true
       } else {
-        rest?.branches[index].others -= 1
+        rest.branches[index].others -= 1
       }
-      let branch = rest.unsafelyUnwrapped.branches[index]
+      let branch = rest.branches[index]
       guard branch.others == 0, branch.nextGone || depth == tip else { return false }
       (depth, fromNext) = (depth - 1, true)
     }
