@@ -219,7 +219,7 @@ nonisolated extension _Extras {
   // the promise it will adopt may be cancellable, and a request from the end of the chain must reach it.
   /// The extras of a step made from a promise with `input`: a dependent record if `input` can be cancelled,
   /// a fresh record if the step adopts another promise, otherwise none.
-  @inlinable static func forStep(from input: _Extras?, at depth: UInt32, adopts: Bool) -> (_Extras?, UInt32) {
+  @inlinable static func forStep(from input: _Extras?, at depth: UInt8, adopts: Bool) -> (_Extras?, UInt8) {
     if !adopts, let record = input as? _Cancellation, let next = record.extend(from: depth) {
       return (record, next)
     }
@@ -245,6 +245,11 @@ nonisolated extension _Extras {
   @exclusivity(unchecked) @usableFromInline var state = State.open
   /// Whether the first promise's next step has let it go.
   @exclusivity(unchecked) @usableFromInline var nextGone = false
+  /// The depth of the last step that shares the record; 0 while the first promise has no next step. A
+  /// byte, as a promise's depth is: the 256th step of a stretch starts a record of its own.
+  @exclusivity(unchecked) @usableFromInline var tip: UInt8 = 0
+  /// The depth of `upstream`'s promise among those that share its record.
+  @exclusivity(unchecked) @usableFromInline var upstreamDepth: UInt8 = 0
   #if canImport(Darwin)
     /// Runs `body` holding this record's lock: its stripe of the shared table (see `_Lock`).
     @inlinable func withLock<T>(_ body: () -> T) -> T { _Lock(for: self).withLock(body) }
@@ -254,10 +259,6 @@ nonisolated extension _Extras {
     /// Runs `body` holding this record's lock.
     @inlinable func withLock<T>(_ body: () -> T) -> T { _Lock.withLock(word, body) }
   #endif
-  /// The depth of the last step that shares the record; 0 while the first promise has no next step.
-  @exclusivity(unchecked) @usableFromInline var tip: UInt32 = 0
-  /// The depth of `upstream`'s promise among those that share its record.
-  @exclusivity(unchecked) @usableFromInline var upstreamDepth: UInt32 = 0
   /// The first promise's dependents beside its next step.
   @exclusivity(unchecked) @usableFromInline var interest = 0
   /// The record of what the first promise waits for now; counted as one of that promise's dependents.
@@ -278,7 +279,7 @@ nonisolated extension _Extras {
   }
   /// A step that has dependents beside its next step: `others` of them, and whether the next step has let
   /// it go. Kept in order of depth.
-  @usableFromInline typealias Branch = (depth: UInt32, others: Int, nextGone: Bool)
+  @usableFromInline typealias Branch = (depth: UInt8, others: Int, nextGone: Bool)
 
   @usableFromInline init(queue: DispatchQueue? = nil) { onQueue = queue }
 
@@ -301,7 +302,7 @@ nonisolated extension _Extras {
 
   /// The depth of a step made from the promise at `depth`, if it shares this record as that promise's next
   /// step: only the last step of the stretch has none yet, and a promise with a queue shares with nobody.
-  @usableFromInline func extend(from depth: UInt32) -> UInt32? {
+  @usableFromInline func extend(from depth: UInt8) -> UInt8? {
     guard onQueue == nil else { return nil }
     return withLock {
       guard depth == tip, tip < .max else { return nil }
@@ -312,7 +313,7 @@ nonisolated extension _Extras {
 
   /// A record for a promise made from the one at `depth`, counted as its dependent (unless the first
   /// promise has settled: then nothing wants anything from it).
-  @usableFromInline override func dependent(on queue: DispatchQueue?, at depth: UInt32) -> _Extras? {
+  @usableFromInline override func dependent(on queue: DispatchQueue?, at depth: UInt8) -> _Extras? {
     let record = _Cancellation(queue: queue)
     if count(at: depth) { (record.upstream, record.upstreamDepth) = (self, depth) }
     return record
@@ -320,7 +321,7 @@ nonisolated extension _Extras {
 
   /// The promise at `depth` has its outcome. The first promise's handlers are released unrun, and it lets
   /// go of what it waited for; a step lets go of the promise before it.
-  @usableFromInline override func settled(at depth: UInt32) {
+  @usableFromInline override func settled(at depth: UInt8) {
     guard depth == 0 else { return _Cancellation.request(self, at: depth, direct: true) }
     // What it waited for, unless a request has let it go already; and its handlers and inputs, which are
     // released after the lock: what the handlers capture may have deinitialisers (user code).
@@ -338,13 +339,13 @@ nonisolated extension _Extras {
 
   /// One dependent of the promise at `depth` lets go (a step's input, the common case: most often one that
   /// has settled already); when that leaves the first promise unwanted, the request loop takes over.
-  @usableFromInline func lettingGo(at depth: UInt32) {
+  @usableFromInline func lettingGo(at depth: UInt8) {
     if withLock({ withdraw(at: depth, direct: false) }) { _Cancellation.request(self, at: 0, direct: true) }
   }
 
   /// The first promise now settles like the promise at `depth` of `other`: it waits for that instead. If
   /// a request has come already, `other` hears it at once (it is let go as soon as it is counted).
-  @usableFromInline override func adopt(_ other: _Extras?, at depth: UInt32) {
+  @usableFromInline override func adopt(_ other: _Extras?, at depth: UInt8) {
     // A promise with nothing to cancel changes nothing: what this one waited for until now has settled
     // (a step adopts once its input has its outcome, `retry` once its attempt or wait has), so a request
     // that still travels there stops at once, and this record lets it go when it settles. No lock.
@@ -360,7 +361,7 @@ nonisolated extension _Extras {
 
   /// The record of a promise made from every promise whose extras and depth are `inputs` (a combinator's
   /// result), or `nil` when none of them can be cancelled.
-  @inlinable static func combining(_ inputs: some Sequence<(_Extras?, UInt32)>) -> _Cancellation? {
+  @inlinable static func combining(_ inputs: some Sequence<(_Extras?, UInt8)>) -> _Cancellation? {
     var record: _Cancellation?
     for (input, depth) in inputs where input is _Cancellation {
       record = record ?? _Cancellation()
@@ -371,7 +372,7 @@ nonisolated extension _Extras {
 
   /// Adds the promise at `depth` of `other` to what the first promise waits for, beside the rest; let go
   /// at once if a request has come.
-  @usableFromInline func include(_ other: _Extras?, at depth: UInt32) {
+  @usableFromInline func include(_ other: _Extras?, at depth: UInt8) {
     guard let other = other as? _Cancellation, other.count(at: depth) else { return }
     let open = withLock {
       guard state == .open else { return false }
@@ -392,11 +393,11 @@ nonisolated extension _Extras {
   }
 
   /// A request made on the promise at `depth` itself.
-  @usableFromInline func cancel(at depth: UInt32) { _Cancellation.request(self, at: depth, direct: true) }
+  @usableFromInline func cancel(at depth: UInt8) { _Cancellation.request(self, at: depth, direct: true) }
 
   /// Counts one more dependent of the promise at `depth`; `false` if the first promise has settled, so
   /// nothing is to be let go later.
-  @usableFromInline func count(at depth: UInt32) -> Bool {
+  @usableFromInline func count(at depth: UInt8) -> Bool {
     withLock {
       guard state == .open else { return state == .cancelled }  // and a request no longer changes anything
       if depth == 0 { interest += 1 } else { branch(at: depth) }
@@ -405,7 +406,7 @@ nonisolated extension _Extras {
   }
 
   /// Under the lock: counts one more dependent beside its next step of the step at `depth`.
-  @usableFromInline func branch(at depth: UInt32) {
+  @usableFromInline func branch(at depth: UInt8) {
     let rest = made
     let index = rest.branches.firstIndex { $0.depth >= depth }
     if let index, rest.branches[index].depth == depth {
@@ -437,7 +438,7 @@ nonisolated extension _Extras {
   /// has already let go (by a request or by settling) lets go again harmlessly, since the branch below it,
   /// or the first promise, knows that its next step has gone. Once the first promise has settled or been
   /// cancelled, nothing here changes any more.
-  @usableFromInline func withdraw(at start: UInt32, direct: Bool) -> Bool {
+  @usableFromInline func withdraw(at start: UInt8, direct: Bool) -> Bool {
     guard state == .open else { return false }
     var (depth, fromNext) = (start, direct)
     if direct {
@@ -469,7 +470,7 @@ nonisolated extension _Extras {
   /// letting it (and `others`) go. A record whose first promise is cancelled runs its handlers and lets go of what it
   /// waits for in turn — in this loop, so a chain of any length takes constant stack depth.
   @usableFromInline static func request(
-    _ record: _Cancellation?, at depth: UInt32, direct: Bool, andAll others: [_Place] = []
+    _ record: _Cancellation?, at depth: UInt8, direct: Bool, andAll others: [_Place] = []
   ) {
     var (next, depth, others, direct) = (record, depth, others, direct)
     while true {
@@ -478,7 +479,7 @@ nonisolated extension _Extras {
       let isDirect = direct  // only the first place, and only if asked
       (next, direct) = (nil, false)
       // nil: the request stops here. Otherwise what the first promise waited for, its handlers and inputs.
-      let cancelled: (_Cancellation?, UInt32, Rest?)? = record.withLock {
+      let cancelled: (_Cancellation?, UInt8, Rest?)? = record.withLock {
         guard record.withdraw(at: depth, direct: isDirect) else { return nil }
         record.state = .cancelled
         return (record.upstream.take(), record.upstreamDepth, record.rest.take())
@@ -502,7 +503,7 @@ nonisolated extension _Extras {
 
 /// A promise's place among those that share a record: the record, and how many steps from its first
 /// promise it is.
-@usableFromInline typealias _Place = (record: _Cancellation, depth: UInt32)
+@usableFromInline typealias _Place = (record: _Cancellation, depth: UInt8)
 
 #if DEBUG
   /// The promises already reported as not cancellable, so that each is reported once. Debug builds only.

@@ -295,7 +295,7 @@ nonisolated extension ResultPromise where Success == Never {
   public static func zip<each Value>(
     _ promise: repeat ResultPromise<each Value, Failure>
   ) -> ResultPromise<(repeat each Value), Failure> {
-    var inputs: [(_Extras?, UInt32)] = []
+    var inputs: [(_Extras?, UInt8)] = []
     for input in repeat each promise { inputs.append((input._extras, input._depth)) }
     let next = ResultPromise<(repeat each Value), Failure>(_pending: _Cancellation.combining(inputs))
     // Each input's value goes to a slot of its own: the observers hold the slots, never the inputs, so

@@ -315,7 +315,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
 
   /// Creates a pending promise for an operator to settle, with `extras` if it needs any. It is not
   /// reported when dropped while pending (dropping a pending chain reports its root once).
-  @inlinable init(_pending extras: _Extras?, depth: UInt32 = 0) {
+  @inlinable init(_pending extras: _Extras?, depth: UInt8 = 0) {
     super.init(outcome: nil, phase: .pending, reportsBroken: false, extras: extras, depth: depth)
   }
 }
@@ -566,8 +566,9 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
   /// Whether dropping this promise while pending is reported (user-created promises only, until a
   /// report has been made).
   @exclusivity(unchecked) @usableFromInline final var _reportsBroken: Bool
-  /// Where the promise sits among those that share its extras (0: they are its own); see `_Extras`.
-  @usableFromInline final let _depth: UInt32
+  /// Where the promise sits among those that share its extras (0: they are its own); see `_Extras`. A byte,
+  /// which fits in padding beside the two above.
+  @usableFromInline final let _depth: UInt8
   #if canImport(Darwin)
     /// Runs `body` holding this promise's lock: its stripe of the shared table (see `_Lock`).
     @inlinable final func _withLock<T>(_ body: () -> T) -> T { _Lock(for: self).withLock(body) }
@@ -589,7 +590,7 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
     @usableFromInline final var _origin: (file: StaticString, line: UInt)?
   #endif
 
-  @inlinable init(outcome: Outcome, phase: _Phase, reportsBroken: Bool, extras: _Extras?, depth: UInt32 = 0) {
+  @inlinable init(outcome: Outcome, phase: _Phase, reportsBroken: Bool, extras: _Extras?, depth: UInt8 = 0) {
     (_outcome, _phase, _reportsBroken, _extras, _depth) = (outcome, phase, reportsBroken, extras, depth)
   }
 
@@ -817,7 +818,7 @@ final nonisolated class _Step<Input, InputFailure: Error, Success, Failure: Erro
   @exclusivity(unchecked) @usableFromInline var _transform: Slot
   @usableFromInline let _apply: Apply
 
-  @inlinable init(_ transform: Slot, _ apply: @escaping Apply, _ extras: _Extras?, _ depth: UInt32) {
+  @inlinable init(_ transform: Slot, _ apply: @escaping Apply, _ extras: _Extras?, _ depth: UInt8) {
     (_transform, _apply) = (transform, apply)
     super.init(_pending: extras, depth: depth)
   }
@@ -846,17 +847,17 @@ nonisolated extension _Step where Slot == Transform? {
 /// `@unchecked Sendable`: it has no state; subclasses say why theirs is safe.
 @usableFromInline nonisolated class _Extras: @unchecked Sendable {
   @usableFromInline var queue: DispatchQueue? { nil }
-  @usableFromInline func dependent(on queue: DispatchQueue?, at depth: UInt32) -> _Extras? { nil }
+  @usableFromInline func dependent(on queue: DispatchQueue?, at depth: UInt8) -> _Extras? { nil }
   // The extras of a step made from a promise with `input` (`adopts`: a `thenAsync` or `recoverAsync` step).
   // A trick of overload ranking: the cancellation file declares a non-generic `forStep` with the same
   // labels, which Swift prefers wherever both are visible — every call in the module, this file's own
   // included — and which gives an adopting step a record of its own. Copied alone, this file calls this
   // generic fallback: what the input's extras make for a dependent, which shares nothing.
   @inlinable static func forStep<E: _Extras>(
-    from input: E?, at depth: UInt32, adopts: Bool
-  ) -> (_Extras?, UInt32) { (input?.dependent(on: nil, at: depth), 0) }
-  @usableFromInline func settled(at depth: UInt32) {}
-  @usableFromInline func adopt(_ other: _Extras?, at depth: UInt32) {}
+    from input: E?, at depth: UInt8, adopts: Bool
+  ) -> (_Extras?, UInt8) { (input?.dependent(on: nil, at: depth), 0) }
+  @usableFromInline func settled(at depth: UInt8) {}
+  @usableFromInline func adopt(_ other: _Extras?, at depth: UInt8) {}
 }
 
 // MARK: - The trampoline

@@ -474,6 +474,21 @@ struct CancellationTests {
     #expect(tail.settledResult == .failure(.stopped) && lowBranch.settledResult == .failure(.stopped))
   }
 
+  @Test(
+    "a chain longer than one record holds: a fork anywhere keeps the work until both branches let go",
+    arguments: [1, 254, 255, 256, 257, 511, 600])
+  func forkInALongChain(at fork: Int) {
+    let work = Work()
+    var steps = [work.promise]
+    for _ in 0..<700 { steps.append(steps[steps.count - 1].map { $0 + 1 }) }
+    let branch = steps[fork].map { $0 - 1 }
+    steps[699].cancel()
+    #expect(work.requests == 0, "the branch still wants step \(fork)")
+    branch.cancel()
+    #expect(work.requests == 1)
+    #expect(steps[700].settledResult == .failure(.stopped) && branch.settledResult == .failure(.stopped))
+  }
+
   @Test("a branch made after the chain below it was asked to stop hears nothing more")
   func branchAfterTheRequest() {
     let work = Work(stops: false)
