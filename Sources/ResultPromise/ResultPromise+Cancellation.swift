@@ -221,7 +221,7 @@ nonisolated extension _Extras {
   /// a fresh record if the step adopts another promise, otherwise none.
   @inlinable static func forStep(from input: _Extras?, at depth: UInt8, adopts: Bool) -> (_Extras?, UInt8) {
     if !adopts, let record = input as? _Cancellation, let next = record.extend(from: depth) {
-      return (record, next)
+      return (next < .max ? record : _Cancellation(after: record), next < .max ? next : 0)
     }
     return (input?.dependent(on: nil, at: depth) ?? (adopts ? _Cancellation() : nil), 0)
   }
@@ -246,7 +246,8 @@ nonisolated extension _Extras {
   /// Whether the first promise's next step has let it go.
   @exclusivity(unchecked) @usableFromInline var nextGone = false
   /// The depth of the last step that shares the record; 0 while the first promise has no next step. A
-  /// byte, as a promise's depth is: the 256th step of a stretch starts a record of its own.
+  /// byte, as a promise's depth is: a record is shared by at most 254 steps, and 255 says that the last of
+  /// them has a next step, which starts a record of its own (`init(after:)`).
   @exclusivity(unchecked) @usableFromInline var tip: UInt8 = 0
   /// The depth of `upstream`'s promise among those that share its record.
   @exclusivity(unchecked) @usableFromInline var upstreamDepth: UInt8 = 0
@@ -282,6 +283,12 @@ nonisolated extension _Extras {
   @usableFromInline typealias Branch = (depth: UInt8, others: Int, nextGone: Bool)
 
   @usableFromInline init(queue: DispatchQueue? = nil) { onQueue = queue }
+
+  /// The record of a step made from the last of the 254 steps that `record` can share: its first promise is
+  /// that step's next step, at depth 255 of `record`, which no promise sharing a record has.
+  @usableFromInline init(after record: _Cancellation) {
+    (onQueue, upstream, upstreamDepth) = (nil, record, .max)
+  }
 
   // A record releases what it waits for, and each of those what they wait for, in this loop: a tower of
   // combinators, or a long chain of adopting steps, would otherwise be freed recursively. A record is
@@ -440,8 +447,10 @@ nonisolated extension _Extras {
   /// cancelled, nothing here changes any more.
   @usableFromInline func withdraw(at start: UInt8, direct: Bool) -> Bool {
     guard state == .open else { return false }
-    var (depth, fromNext) = (start, direct)
-    if direct {
+    // A request made on a step — or one from the next record's first promise, at depth 255 — is what the step
+    // before it hears from its next step.
+    var (depth, fromNext) = (start, direct || start == .max)
+    if fromNext {
       guard depth > 0 else { return true }
       depth -= 1
     }
