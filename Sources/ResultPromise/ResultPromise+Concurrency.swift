@@ -188,9 +188,10 @@ final nonisolated class _AbandonableWait<Value: Sendable>: @unchecked Sendable {
   }
   private var state = State.waiting
 
-  /// Suspends until `finish` is called (at once, if it already was); `nil` means cancelled. Meanwhile it
-  /// is a dependent of the promise whose extras are `extras`, and lets it go when cancelled — after it has
-  /// ended the wait, so that an outcome the request brings about does not take its place.
+  /// Suspends until `finish` is called (at once, if it already was); `nil` means cancelled. Meanwhile
+  /// `waiter`, the extras the awaited promise made for this wait as a dependent, lets that promise go when
+  /// the task is cancelled — after it has ended the wait, so that an outcome the request brings about does
+  /// not take its place.
   func value(lettingGo waiter: _Extras? = nil) async -> Value? {
     return await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in

@@ -434,9 +434,9 @@ nonisolated extension MainActorPromise where Failure == Never {
   }
 }
 
-/// Runs `wait` as a dependent of the promise whose extras are `extras`: if the task is cancelled, it lets
-/// the promise go (if nothing else wants it, a request reaches its work). Does nothing more for a promise
-/// that cannot be cancelled.
+/// Runs `wait` with `waiter`, the extras the awaited promise made for it as a dependent
+/// (`dependent(on:at:)`): if the task is cancelled, `waiter` lets the promise go (if nothing else wants it,
+/// a request reaches its work). Does nothing more for a promise that cannot be cancelled (`nil`).
 @inlinable func _lettingGoOnCancel<T: Sendable>(
   _ waiter: _Extras?, isolation: isolated (any Actor)? = #isolation, _ wait: () async -> T
 ) async -> T {
