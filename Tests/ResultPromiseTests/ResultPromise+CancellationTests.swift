@@ -1129,6 +1129,43 @@ struct CancellationTests {
     #expect(late.settledResult == .success(2))
   }
 
+  @Test("random trees of steps, requests and settlements by hand: the work stops exactly when a model says")
+  func randomTreesAgainstAModel() {
+    var random = SplitMix64(seed: 0x5EED_CA11)
+    var mismatches: [String] = []
+    for trial in 0..<3_000 where mismatches.isEmpty {
+      let work = Work(stops: false)  // the root stays pending after a request, so later steps still count
+      var promises = [work.promise]
+      var model = InterestModel()
+      for operation in 0..<60 {
+        let node = Int(random.next() % UInt64(promises.count))
+        switch random.next() % 10 {
+        case 0..<5:
+          let adopts = random.next() % 4 == 0
+          promises.append(
+            adopts ? promises[node].thenAsync { ResultPromise(value: $0) } : promises[node].map { $0 + 1 })
+          model.add(madeFrom: node)
+        case 5..<7:
+          promises[node].cancel()
+          model.cancel(node)
+        case 7:
+          _ = promises[node].ignoringCancel()
+          model.wantForever(node)
+        default:
+          promises[node].fulfil(with: .success(0))  // the root in order, any other step by hand
+          model.settle(node)
+        }
+        let pending = promises.map(\.isPending)
+        if work.requests != model.requests || pending != model.settled.map(!) {
+          mismatches.append(
+            "trial \(trial), operation \(operation): requests \(work.requests), model \(model)")
+          break
+        }
+      }
+    }
+    #expect(mismatches.isEmpty, "\(mismatches)")
+  }
+
   // MARK: Lifetimes (semantics 6, 7, 20)
 
   @Test("a pending cancellable chain dropped is freed, and its root reported once")
@@ -1271,5 +1308,70 @@ extension MillionSteps {
       }
       #expect(watched.withLock { $0.count == 3 && $0.allSatisfy(\.isReleased) })
     }
+  }
+}
+
+/// Semantics 17 on a tree of promises, as plainly as it can be said: a promise made from another is its
+/// dependent; a dependent lets go once, when it is cancelled or settles; a promise whose last dependent lets
+/// go is cancelled in turn, and the root's work hears a request when the root is cancelled.
+private struct InterestModel: CustomStringConvertible {
+  var madeFrom: [Int?] = [nil]
+  var made: [[Int]] = [[]]
+  var dependents = [0]
+  var cancelled = [false]
+  var settled = [false]
+  var requests = 0
+
+  var description: String { "\(requests) requests, cancelled \(cancelled), settled \(settled)" }
+
+  mutating func add(madeFrom input: Int) {
+    madeFrom.append(input)
+    made.append([])
+    made[input].append(madeFrom.count - 1)
+    dependents.append(0)
+    cancelled.append(false)
+    settled.append(settled[input])  // made from a settled promise, a step settles at once, wanting nothing
+    if !settled[input] { dependents[input] += 1 }
+  }
+
+  mutating func cancel(_ node: Int) {
+    if !settled[node], !cancelled[node] { stop(node) }
+  }
+
+  mutating func wantForever(_ node: Int) {
+    if !settled[node] { dependents[node] += 1 }
+  }
+
+  /// `node` settles, and so does every pending promise made from it, each letting go of its input.
+  mutating func settle(_ node: Int) {
+    guard !settled[node] else { return }
+    settled[node] = true
+    if !cancelled[node], let input = madeFrom[node] { letGo(input) }
+    for step in made[node] { settle(step) }
+  }
+
+  private mutating func stop(_ node: Int) {
+    cancelled[node] = true
+    if node == 0 { requests += 1 }
+    if let input = madeFrom[node] { letGo(input) }
+  }
+
+  private mutating func letGo(_ node: Int) {
+    guard !settled[node] else { return }
+    dependents[node] -= 1
+    if dependents[node] == 0, !cancelled[node] { stop(node) }
+  }
+}
+
+/// A small, seeded random number generator, so that a failing random test can be run again as it was.
+struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var mixed = state
+    mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+    return mixed ^ (mixed >> 31)
   }
 }
