@@ -347,7 +347,9 @@ nonisolated extension _Extras {
   /// One dependent of the promise at `depth` lets go (a step's input, the common case: most often one that
   /// has settled already); when that leaves the first promise unwanted, the request loop takes over.
   @usableFromInline func lettingGo(at depth: UInt8) {
-    if withLock({ withdraw(at: depth, direct: false) }) { _Cancellation.request(self, at: 0, direct: true) }
+    if withLock({ state == .open && withdraw(at: depth, direct: false) }) {
+      _Cancellation.request(self, at: 0, direct: true)
+    }
   }
 
   /// The first promise now settles like the promise at `depth` of `other`: it waits for that instead. If
