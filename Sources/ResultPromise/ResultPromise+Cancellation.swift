@@ -76,6 +76,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// after the work settles the promise, so the work must be ready for both (a URLSession task cancelled
   /// after it finished does nothing). A handler runs on the thread that asks for the cancellation, never
   /// under a lock. It asks; the work still settles the promise, with a failure or whatever it came to.
+  ///
+  /// The promise keeps its handlers, with what they capture, until the request or the settlement. So a
+  /// handler that captures `fulfil` (`onCancel { done(.failure(.cancelled)) }`) keeps the promise alive
+  /// until one of them comes: if the work is dropped without calling back, that promise is neither freed
+  /// nor reported as broken. Let the handler reach the work, as above, rather than `fulfil`.
   /// - Parameters:
   ///   - start: Starts the work, registers its handlers with `onCancel`, and arranges for `fulfil` to be
   ///     called with its outcome.
@@ -107,7 +112,8 @@ nonisolated extension ResultPromise {
   /// ```
   ///
   /// As the `Sendable` form above: `onCancel`'s handlers run at most once, on the requesting thread, only
-  /// for a request that comes before the promise settles (and possibly while the work settles it).
+  /// for a request that comes before the promise settles (and possibly while the work settles it); a
+  /// handler that captures `fulfil` keeps the promise alive until one of them comes.
   /// - Parameters:
   ///   - start: Starts the work, registers its handlers with `onCancel`, and arranges for `fulfil` to be
   ///     called with its outcome.
