@@ -227,7 +227,7 @@ nonisolated extension _Extras {
   /// a fresh record if the step adopts another promise, otherwise none.
   @inlinable static func forStep(from input: _Extras?, at depth: UInt8, adopts: Bool) -> (_Extras?, UInt8) {
     if !adopts, let record = input as? _Cancellation, let next = record.extend(from: depth) {
-      return (next < .max ? record : _Cancellation(after: record), next < .max ? next : 0)
+      return next < .max ? (record, next) : (_Cancellation(after: record), 0)
     }
     return (input?.dependent(on: nil, at: depth) ?? (adopts ? _Cancellation() : nil), 0)
   }
@@ -366,12 +366,12 @@ nonisolated extension _Extras {
     // that still travels there stops at once, and this record lets it go when it settles. No lock.
     guard let adopted = other as? _Cancellation else { return }
     let counted = adopted.count(at: depth) ? adopted : nil
-    let letGo: _Place? = withLock {
-      guard state == .open else { return counted.map { ($0, depth) } }
+    let (letGo, letGoDepth): (_Cancellation?, UInt8) = withLock {
+      guard state == .open else { return (counted, depth) }
       defer { (upstream, upstreamDepth) = (counted, depth) }
-      return upstream.map { ($0, upstreamDepth) }
+      return (upstream, upstreamDepth)
     }
-    _Cancellation.request(letGo?.record, at: letGo?.depth ?? 0, direct: false)
+    _Cancellation.request(letGo, at: letGoDepth, direct: false)
   }
 
   /// The record of a promise made from every promise whose extras and depth are `inputs` (a combinator's
