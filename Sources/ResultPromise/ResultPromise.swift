@@ -709,12 +709,17 @@ nonisolated extension ResultPromise {
   /// Runs a delivery round (the first round if `phase` says so) where this promise's observers run:
   /// through the current thread's queue of work, or on `_queue`.
   @inlinable func _scheduleDelivery(_ phase: _Phase) {
-    let job =
-      phase == .firstRound
+    // The job is made where it is run, and so handed over: made outside the closure, it would be copied in
+    // (one more retain and release of the promise per delivery).
+    guard let queue = _extras?.queue else { return _Trampoline.withCurrent { $0.run(_round(phase)) } }
+    let job = _round(phase)
+    queue.async { _Trampoline.withCurrent { $0.run(job) } }
+  }
+
+  @inlinable func _round(_ phase: _Phase) -> _Job {
+    phase == .firstRound
       ? _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver(first: true) }
       : _Job(self) { unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._deliver(first: false) }
-    guard let queue = _extras?.queue else { return _Trampoline.withCurrent { $0.run(job) } }
-    queue.async { _Trampoline.withCurrent { $0.run(job) } }
   }
 
   /// A delivery round: calls the observers waiting now. The first round of a delivery that began with
