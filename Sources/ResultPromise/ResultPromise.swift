@@ -658,10 +658,8 @@ nonisolated extension ResultPromise {
     var step: _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>?
     guard
       let result = _register({
-        let waiting = _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>(
-          transform, apply, extras?.takeRetainedValue(), depth)
-        step = waiting
-        return _Observer { waiting._run($0) }
+        step = _Step(transform as Transform?, apply, extras?.takeRetainedValue(), depth)
+        return _Observer { [waiting = step.unsafelyUnwrapped] in waiting._run($0) }
       })
     else { return step.unsafelyUnwrapped }
     let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras?.takeRetainedValue(), depth: depth)
@@ -712,8 +710,7 @@ nonisolated extension ResultPromise {
     // The job is made where it is run, and so handed over: made outside the closure, it would be copied in
     // (one more retain and release of the promise per delivery).
     guard let queue = _extras?.queue else { return _Trampoline.withCurrent { $0.run(_round(phase)) } }
-    let job = _round(phase)
-    queue.async { _Trampoline.withCurrent { $0.run(job) } }
+    queue.async { [job = _round(phase)] in _Trampoline.withCurrent { $0.run(job) } }
   }
 
   @inlinable func _round(_ phase: _Phase) -> _Job {
