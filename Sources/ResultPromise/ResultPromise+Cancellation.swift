@@ -273,7 +273,6 @@ nonisolated extension _Extras {
   /// What only a few records have, made on first use; `nil` along a chain, which so is made, settled,
   /// cancelled and freed without touching an array.
   @exclusivity(unchecked) @usableFromInline var rest: Rest?
-  @usableFromInline let onQueue: DispatchQueue?
 
   /// What stops the work, until a request runs them or the first promise settles; what a combinator waits
   /// for, each counted as one of its dependents; and the branches. A class, so that a record without it
@@ -288,12 +287,13 @@ nonisolated extension _Extras {
   /// it go. Kept in order of depth.
   @usableFromInline typealias Branch = (depth: UInt8, others: Int, nextGone: Bool)
 
-  @usableFromInline init(queue: DispatchQueue? = nil) { onQueue = queue }
+  @usableFromInline override init(queue: DispatchQueue? = nil) { super.init(queue: queue) }
 
   /// The record of a step made from the last of the 254 steps that `record` can share: its first promise is
   /// that step's next step, at depth 255 of `record`, which no promise sharing a record has.
   @usableFromInline init(after record: _Cancellation) {
-    (onQueue, upstream, upstreamDepth) = (nil, record, .max)
+    (upstream, upstreamDepth) = (record, .max)
+    super.init(queue: nil)
   }
 
   // A record releases what it waits for, and each of those what they wait for, in this loop: a tower of
@@ -308,15 +308,13 @@ nonisolated extension _Extras {
     }
   }
 
-  @usableFromInline override var queue: DispatchQueue? { onQueue }
-
   /// Whether a request has come (and the first promise had not settled before it).
   @usableFromInline var isCancelled: Bool { withLock { state == .cancelled } }
 
   /// The depth of a step made from the promise at `depth`, if it shares this record as that promise's next
   /// step: only the last step of the stretch has none yet, and a promise with a queue shares with nobody.
   @usableFromInline func extend(from depth: UInt8) -> UInt8? {
-    guard onQueue == nil else { return nil }
+    guard queue == nil else { return nil }
     return withLock {
       guard depth == tip, tip < .max else { return nil }
       tip += 1

@@ -27,15 +27,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: A promise with this promise's result whose observers run on `queue`.
   @inlinable
   public func receive(on queue: DispatchQueue) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise(_pending: _extras?.dependent(on: queue, at: _depth) ?? _OnQueue(queue))
+    // From a promise that cannot be cancelled, the plain extras: the queue alone.
+    let next = ResultPromise(_pending: _extras?.dependent(on: queue, at: _depth) ?? _Extras(queue: queue))
     self._await { next.fulfil(with: $0) }
     return next
   }
-}
-
-/// The extras of a promise made by `receive(on:)` from one that cannot be cancelled: only its queue.
-@usableFromInline final nonisolated class _OnQueue: _Extras, @unchecked Sendable {  // immutable
-  @usableFromInline let onQueue: DispatchQueue
-  @usableFromInline init(_ queue: DispatchQueue) { onQueue = queue }
-  @usableFromInline override var queue: DispatchQueue? { onQueue }
 }

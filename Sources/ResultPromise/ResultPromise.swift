@@ -839,16 +839,17 @@ nonisolated extension _Step where Slot == Transform? {
 }
 
 /// What a few promises need beside their state (see "Extras" in "How it works"): the queue their observers
-/// run on, and how a request to cancel reaches their work. Subclasses add them: `receive(on:)`'s and the
-/// cancellation record. The core calls three methods, which here do nothing: a promise is made from this
-/// one (`dependent(on:at:)`, with the new promise's queue), this one settles (`settled(at:)`), and it adopts
-/// another promise's outcome (`adopt(_:at:)`); and it asks `forStep` for a step's extras and depth. Several
-/// promises may share one extras object, each at its own depth (`_depth`, passed to each call): the
-/// cancellation file shares a record along a chain. Elsewhere the depth is 0.
+/// run on (this class alone, as `receive(on:)` makes it), and how a request to cancel reaches their work
+/// (the cancellation record, a subclass). The core calls three methods, which here do nothing: a promise is
+/// made from this one (`dependent(on:at:)`, with the new promise's queue), this one settles (`settled(at:)`),
+/// and it adopts another promise's outcome (`adopt(_:at:)`); and it asks `forStep` for a step's extras and
+/// depth. Several promises may share one extras object, each at its own depth (`_depth`, passed to each
+/// call): the cancellation file shares a record along a chain. Elsewhere the depth is 0.
 ///
-/// `@unchecked Sendable`: it has no state; subclasses say why theirs is safe.
+/// `@unchecked Sendable`: its own state, the queue, never changes; subclasses say why theirs is safe.
 @usableFromInline nonisolated class _Extras: @unchecked Sendable {
-  @usableFromInline var queue: DispatchQueue? { nil }
+  @usableFromInline final let queue: DispatchQueue?  // stored, not computed: read without a call or a retain
+  @usableFromInline init(queue: DispatchQueue?) { self.queue = queue }
   @usableFromInline func dependent(on queue: DispatchQueue?, at depth: UInt8) -> _Extras? { nil }
   // The extras of a step made from a promise with `input` (`adopts`: a `thenAsync` or `recoverAsync` step).
   // A trick of overload ranking: the cancellation file declares a non-generic `forStep` with the same
