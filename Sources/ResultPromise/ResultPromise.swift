@@ -663,9 +663,10 @@ nonisolated extension ResultPromise {
       })
     else { return step.unsafelyUnwrapped }
     let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras?.takeRetainedValue(), depth: depth)
-    // Not `withCurrent`: nested in its closure, this one made the compiler box `transform` (a reabstraction
-    // thunk, one allocation per `thenAsync` step).
-    _Trampoline.current.takeUnretainedValue().runAsCallback { apply(transform, result, next) }
+    // Not through `withCurrent`, generic over its result: in its closure, this one made the compiler box
+    // `transform` (a reabstraction thunk, one allocation per `thenAsync` step). Nor on the trampoline taken
+    // out of its `Unmanaged`, which would be retained and released.
+    _Trampoline.current._withUnsafeGuaranteedRef { $0.runAsCallback { apply(transform, result, next) } }
     return next
   }
 
