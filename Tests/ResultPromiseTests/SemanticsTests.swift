@@ -374,33 +374,6 @@ struct SemanticsTests {
     #expect(seen.values == ["pending false", "nested observer", "other success(1)"])
   }
 
-  /// Sets the broken-promise handler back to `previous` when released: a "scoped override".
-  final class ScopedHandler: Sendable {
-    let previous: (@Sendable (String) -> Void)?
-    init(previous: (@Sendable (String) -> Void)?) { self.previous = previous }
-    deinit { PromiseDiagnostics.brokenPromiseHandler = previous }
-  }
-
-  @Test("4: replacing the handler releases the old one outside the lock, so what it held may set the handler")
-  func replacedHandlerIsReleasedOutsideTheLock() {
-    BrokenPromiseReports.install()
-    let installed = PromiseDiagnostics.brokenPromiseHandler
-    let finished = DispatchSemaphore(value: 0)
-    Thread {
-      do {
-        let scope = ScopedHandler(previous: installed)
-        PromiseDiagnostics.brokenPromiseHandler = { message in
-          _ = scope
-          installed?(message)
-        }
-      }
-      // Releases the closure above and with it `scope`, whose deinit sets the handler back.
-      PromiseDiagnostics.brokenPromiseHandler = { message in installed?(message) }
-      finished.signal()
-    }.start()
-    #expect(finished.wait(timeout: .now() + 10) == .success, "setting the handler deadlocked")
-  }
-
   // MARK: 7. Broken promises are reported
 
   struct DroppedMarker: Sendable {}
@@ -554,21 +527,54 @@ struct SemanticsTests {
     #expect(weakAdopter == nil, "the promise must not observe itself, which would keep it alive forever")
   }
 
-  @Test("7: the hook can be replaced and restored")
-  func hookIsSettable() {
-    BrokenPromiseReports.install()
-    let installed = PromiseDiagnostics.brokenPromiseHandler
-    defer { PromiseDiagnostics.brokenPromiseHandler = installed }
-    let seen = Log<String>()
-    PromiseDiagnostics.brokenPromiseHandler = { message in
-      seen.append(message)
-      installed?(message)
+  /// The two tests that replace the process-wide broken-promise handler, one after the other: run at the
+  /// same time, one would replace the handler that the other is watching (semantics 4 and 7).
+  @Suite("The broken-promise handler", .serialized)
+  struct Handler {
+    /// Sets the broken-promise handler back to `previous` when released: a "scoped override".
+    final class ScopedHandler: Sendable {
+      let previous: (@Sendable (String) -> Void)?
+      init(previous: (@Sendable (String) -> Void)?) { self.previous = previous }
+      deinit { PromiseDiagnostics.brokenPromiseHandler = previous }
     }
-    do {
-      let promise = ResultPromise<HookMarker, AppError> { _ in }
-      promise.await { _ in }
+
+    @Test(
+      "4: replacing the handler releases the old one outside the lock, so what it held may set the handler")
+    func replacedHandlerIsReleasedOutsideTheLock() {
+      BrokenPromiseReports.install()
+      let installed = PromiseDiagnostics.brokenPromiseHandler
+      let finished = DispatchSemaphore(value: 0)
+      Thread {
+        do {
+          let scope = ScopedHandler(previous: installed)
+          PromiseDiagnostics.brokenPromiseHandler = { message in
+            _ = scope
+            installed?(message)
+          }
+        }
+        // Releases the closure above and with it `scope`, whose deinit sets the handler back.
+        PromiseDiagnostics.brokenPromiseHandler = { message in installed?(message) }
+        finished.signal()
+      }.start()
+      #expect(finished.wait(timeout: .now() + 10) == .success, "setting the handler deadlocked")
     }
-    #expect(seen.values.contains { $0.contains("ResultPromise<HookMarker, AppError>") })
+
+    @Test("7: the hook can be replaced and restored")
+    func hookIsSettable() {
+      BrokenPromiseReports.install()
+      let installed = PromiseDiagnostics.brokenPromiseHandler
+      defer { PromiseDiagnostics.brokenPromiseHandler = installed }
+      let seen = Log<String>()
+      PromiseDiagnostics.brokenPromiseHandler = { message in
+        seen.append(message)
+        installed?(message)
+      }
+      do {
+        let promise = ResultPromise<HookMarker, AppError> { _ in }
+        promise.await { _ in }
+      }
+      #expect(seen.values.contains { $0.contains("ResultPromise<HookMarker, AppError>") })
+    }
   }
 
   // MARK: 10. Thread-safe
