@@ -198,7 +198,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
     // nil: already settled; otherwise the phase the promise settled into.
     let phase: _Phase? = _withLock {
       guard _phase == .pending else { return nil }
-      (_outcome, _phase) = (result, _first == nil ? .settled : _more.isEmpty ? .firstRound : .scheduled)
+      (_outcome, _phase) = (result, _first == nil ? .settled : _more == nil ? .firstRound : .scheduled)
       return _phase
     }
     if phase != nil { _extras?.settled(at: _depth) }
@@ -580,8 +580,9 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
   #endif
   /// The first waiting observer, stored inline so the common single-observer case needs no array.
   @exclusivity(unchecked) @usableFromInline final var _first: _Observer<Success, Failure>?
-  /// Further waiting observers, in registration order; while pending, non-empty only when `_first` is set.
-  @exclusivity(unchecked) @usableFromInline final var _more: [_Observer<Success, Failure>] = []
+  /// Further waiting observers, in registration order; while pending, set only when `_first` is. `nil`, never
+  /// empty, when there are none: freeing a promise then releases nothing for it (an empty array costs a call).
+  @exclusivity(unchecked) @usableFromInline final var _more: [_Observer<Success, Failure>]?
   /// What few promises need: the queue their observers run on, how a request to cancel reaches their work.
   @usableFromInline final let _extras: _Extras?
   #if DEBUG
@@ -601,12 +602,12 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
       PromiseDiagnostics._report(
         self, "was deallocated while pending; its \(_observerCount) will never be called.")
     }
-    _Trampoline.withCurrent { $0.bury((_first.take(), exchange(&_more, with: []))) }
+    _Trampoline.withCurrent { $0.bury((_first.take(), _more.take())) }
   }
 
   /// "1 observer", "2 observers"…: how many wait, for the broken-promise report.
   @usableFromInline final var _observerCount: String {
-    "\((_first == nil ? 0 : 1) + _more.count) observer\(_first != nil && _more.isEmpty ? "" : "s")"
+    "\((_first == nil ? 0 : 1) + (_more?.count ?? 0)) observer\(_first != nil && _more == nil ? "" : "s")"
   }
 }
 
@@ -684,9 +685,10 @@ nonisolated extension ResultPromise {
       // still run in that round, so they wait in `_first` (free once that round has taken its observer),
       // while this one starts the next round. See `_deliver`.
       let here = _phase == .firstRound && _Trampoline.withCurrent { $0.isRunning(self) }
-      if here, !_more.isEmpty { (_first, _more) = (_Observer(joining: _more), []) }
-      let first = _phase != .firstRound && _first == nil && _more.isEmpty
-      if first { _first = observer() } else { _more.append(observer()) }
+      if here, let more = _more { (_first, _more) = (_Observer(joining: more), nil) }
+      let first = _phase != .firstRound && _first == nil && _more == nil
+      if !first, _more == nil { _more = [] }
+      if first { _first = observer() } else { _more!.append(observer()) }
       // A settled promise starts a delivery (on this thread's queue, or on its own queue). A running
       // round is followed at once by the next if it runs on this thread, to keep first-in-first-out
       // order with this thread's other queued work, or on a serial queue; any other round runs those
@@ -732,14 +734,14 @@ nonisolated extension ResultPromise {
     } else {
       let (head, rest) = _withLock {
         _phase = .running
-        return (_first.take(), exchange(&_more, with: []))  // every waiting observer, leaving none
+        return (_first.take(), _more.take() ?? [])  // every waiting observer, leaving none
       }
       head?.call(result)
       for observer in rest { observer.call(result) }
     }
     let another: Bool? = _withLock {
       guard _phase == (first ? .firstRound : .running) else { return nil }  // a round is scheduled
-      _phase = _first == nil && _more.isEmpty ? .settled : .scheduled
+      _phase = _first == nil && _more == nil ? .settled : .scheduled
       return _phase == .scheduled
     }
     // With the next round scheduled already, a first round still runs those who joined before (`_register`).
@@ -910,8 +912,7 @@ nonisolated extension _Step where Slot == Transform? {
 
   /// The calling thread's trampoline: a lookup, inlined at every use.
   @inlinable static var current: Unmanaged<_Trampoline> {
-    if let pointer = pthread_getspecific(key) { return .fromOpaque(pointer) }
-    return makeCurrent()
+    pthread_getspecific(key).map { .fromOpaque($0) } ?? makeCurrent()
   }
 
   /// Makes the calling thread's trampoline, on its first use.
