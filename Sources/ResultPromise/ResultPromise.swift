@@ -652,10 +652,10 @@ nonisolated extension ResultPromise {
     _ transform: Transform, adopts: Bool = false,
     _ apply: @escaping (Transform, Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> ResultPromise<NewSuccess, NewFailure> {
-    // Unmanaged: a chain that cannot be cancelled then handles no reference at all. Exactly one of the two
-    // promises below is made, and takes it.
+    // `made` is consumed into an `Unmanaged`, which exactly one of the two promises below takes: never copied,
+    // so a chain that cannot be cancelled handles no reference at all, and a cancellable one no extra one.
     let (made, depth) = _Extras.forStep(from: _extras, at: _depth, adopts: adopts)
-    let extras = made.map(Unmanaged.passRetained)
+    let extras = (consume made).map(Unmanaged.passRetained)
     var step: _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>?
     guard
       let result = _register({
