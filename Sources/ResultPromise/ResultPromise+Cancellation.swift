@@ -333,7 +333,7 @@ nonisolated extension _Extras {
   /// The promise at `depth` has its outcome. The first promise's handlers are released unrun, and it lets
   /// go of what it waited for; a step lets go of the promise before it.
   @usableFromInline override func settled(at depth: UInt8) {
-    guard depth == 0 else { return _Cancellation.request(self, at: depth, direct: true) }
+    guard depth == 0 else { return lettingGo(at: depth, direct: true) }
     // What it waited for, unless a request has let it go already; and its handlers and inputs, which are
     // released after the lock: what the handlers capture may have deinitialisers (user code).
     let (letGo, taken): (_Place??, Rest?) = withLock {
@@ -349,9 +349,10 @@ nonisolated extension _Extras {
   }
 
   /// One dependent of the promise at `depth` lets go (a step's input, the common case: most often one that
-  /// has settled already); when that leaves the first promise unwanted, the request loop takes over.
-  @usableFromInline func lettingGo(at depth: UInt8) {
-    if withLock({ state == .open && withdraw(at: depth, direct: false) }) {
+  /// has settled already), or the step at `depth` itself does (`direct`: it has settled); when that leaves
+  /// the first promise unwanted, the request loop takes over.
+  @usableFromInline func lettingGo(at depth: UInt8, direct: Bool = false) {
+    if withLock({ state == .open && withdraw(at: depth, direct: direct) }) {
       _Cancellation.request(self, at: 0, direct: true)
     }
   }
