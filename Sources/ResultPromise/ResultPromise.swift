@@ -249,9 +249,9 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameter transform: Called with the failure.
   /// - Returns: A promise with the same success value or the transformed failure.
   @inlinable public final func mapError<NewFailure>(
-    _ transform: @escaping @Sendable (Failure) -> NewFailure
+    _ transform: __owned @escaping @Sendable (Failure) -> NewFailure
   ) -> ResultPromise<Success, NewFailure> {
-    _chain(transform) { transform, result, next in next.fulfil(with: result.mapError(transform)) }
+    _chain(consume transform) { transform, result, next in next.fulfil(with: result.mapError(transform)) }
   }
 
   /// Handles a failure synchronously, maybe turning it into a success; a success passes on unchanged.
@@ -262,9 +262,9 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
   /// - Returns: A promise of the success value or the recovery's result.
   @inlinable public final func recover<NewFailure>(
-    _ transform: @escaping @Sendable (Failure) -> Result<Success, NewFailure>
+    _ transform: __owned @escaping @Sendable (Failure) -> Result<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
-    _chain(transform) { transform, result, next in next.fulfil(with: result.flatMapError(transform)) }
+    _chain(consume transform) { transform, result, next in next.fulfil(with: result.flatMapError(transform)) }
   }
 
   // Without this overload, a closure that does not name its error type
@@ -280,9 +280,9 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
   /// - Returns: A promise of the success value or the recovery's result.
   @inlinable public final func recover(
-    _ transform: @escaping @Sendable (Failure) -> Result<Success, Failure>
+    _ transform: __owned @escaping @Sendable (Failure) -> Result<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _chain(transform) { transform, result, next in next.fulfil(with: result.flatMapError(transform)) }
+    _chain(consume transform) { transform, result, next in next.fulfil(with: result.flatMapError(transform)) }
   }
 
   /// Handles a failure with a step that returns another promise; a success passes on unchanged.
@@ -293,9 +293,9 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameter transform: Called with the failure; the promise it returns settles the result.
   /// - Returns: A promise of the success value or the outcome of the promise `transform` returns.
   @inlinable public final func recoverAsync<NewFailure>(
-    _ transform: @escaping @Sendable (Failure) -> ResultPromise<Success, NewFailure>
+    _ transform: __owned @escaping @Sendable (Failure) -> ResultPromise<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
-    _chain(transform, adopts: true) { transform, result, next in next._adopt(result, recovering: transform) }
+    _chain(consume transform, adopts: true) { make, result, next in next._adopt(result, recovering: make) }
   }
 
   // Without this overload, a closure that does not name its error type
@@ -308,9 +308,9 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameter transform: Called with the failure; the promise it returns settles the result.
   /// - Returns: A promise of the success value or the outcome of the promise `transform` returns.
   @inlinable public final func recoverAsync(
-    _ transform: @escaping @Sendable (Failure) -> ResultPromise<Success, Failure>
+    _ transform: __owned @escaping @Sendable (Failure) -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _chain(transform, adopts: true) { transform, result, next in next._adopt(result, recovering: transform) }
+    _chain(consume transform, adopts: true) { make, result, next in next._adopt(result, recovering: make) }
   }
 
   /// Creates a pending promise for an operator to settle, with `extras` if it needs any. It is not
@@ -385,9 +385,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
   /// - Returns: A promise of the step's result.
   @inlinable public func then<NewSuccess>(
-    _ transform: @escaping @Sendable (Success) -> Result<NewSuccess, Failure>
+    _ transform: __owned @escaping @Sendable (Success) -> Result<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(transform) { transform, result, next in next.fulfil(with: result.flatMap(transform)) }
+    _chain(consume transform) { transform, result, next in next.fulfil(with: result.flatMap(transform)) }
   }
 
   /// Continues with a step that returns another promise, and adopts that promise's outcome.
@@ -398,9 +398,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameter transform: Called with the success value; the promise it returns settles the result.
   /// - Returns: A promise that settles like the one `transform` returns (or with this failure).
   @inlinable public func thenAsync<NewSuccess>(
-    _ transform: @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
+    _ transform: __owned @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(transform, adopts: true) { transform, result, next in next._adopt(result, then: transform) }
+    _chain(consume transform, adopts: true) { make, result, next in next._adopt(result, then: make) }
   }
 
   /// Transforms the success value; a failure passes on unchanged.
@@ -411,9 +411,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameter transform: Called with the success value.
   /// - Returns: A promise of the transformed value.
   @inlinable public func map<NewSuccess>(
-    _ transform: @escaping @Sendable (Success) -> NewSuccess
+    _ transform: __owned @escaping @Sendable (Success) -> NewSuccess
   ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(transform) { transform, result, next in next.fulfil(with: result.map(transform)) }
+    _chain(consume transform) { transform, result, next in next.fulfil(with: result.map(transform)) }
   }
 
   // Disfavoured so that a non-throwing closure picks the plain `map` above. With only this overload,
@@ -530,7 +530,8 @@ public nonisolated enum PromiseDiagnostics {
 // captures only the step itself, so Swift needs no closure context: one allocation per step. (That is
 // why `ResultPromise` is a class that can be subclassed inside the library, never outside: `public`,
 // not `open`, with `final` members.) On a promise that can deliver at once, the step runs on a plain
-// promise, with nothing stored.
+// promise, with nothing stored. The operator's closure is handed over, not copied: from the caller to the
+// step, and from the step to the call that runs it, which releases it (with what it captured) once done.
 //
 // Release. Each observer of a pending chain holds the next promise, so releasing a long pending chain
 // would free it recursively; `deinit` hands the observers to the trampoline's graveyard, which releases
@@ -648,18 +649,24 @@ nonisolated extension ResultPromise {
   /// On a pending promise the new promise is the step itself (`_Step`), and its observer captures only
   /// it: one allocation per step. A promise that can deliver at once runs the step directly, on a plain
   /// promise, with nothing stored. The new promise gets the extras this one's make for a dependent.
+  ///
+  /// `transform` is moved, never copied: into the step, or straight into `apply`, which consumes it. The
+  /// operators take it `__owned` and pass it on with `consume`, so a closure literal is handed over from the
+  /// caller. (Not `consuming`: with that, Swift 6.3 released a function reference passed to a pending
+  /// promise's `then` twice in unoptimised builds; a test in the core's suite covers it.)
   @inlinable @inline(__always) final func _chain<Transform, NewSuccess, NewFailure>(
-    _ transform: Transform, adopts: Bool = false,
-    _ apply: @escaping (Transform, Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
+    _ transform: __owned Transform, adopts: Bool = false,
+    _ apply: @escaping _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>.Apply
   ) -> ResultPromise<NewSuccess, NewFailure> {
     // `made` is consumed into an `Unmanaged`, which exactly one of the two promises below takes: never copied,
     // so a chain that cannot be cancelled handles no reference at all, and a cancellable one no extra one.
     let (made, depth) = _Extras.forStep(from: _extras, at: _depth, adopts: adopts)
     let extras = (consume made).map(Unmanaged.passRetained)
     var step: _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>?
+    var slot = Optional(consume transform)
     guard
       let result = _register({
-        step = _Step(transform as Transform?, apply, extras?.takeRetainedValue(), depth)
+        step = _Step(slot.take(), apply, extras?.takeRetainedValue(), depth)
         return _Observer { [waiting = step.unsafelyUnwrapped] in waiting._run($0) }
       })
     else { return step.unsafelyUnwrapped }
@@ -667,7 +674,7 @@ nonisolated extension ResultPromise {
     // Not through `withCurrent`, generic over its result: in its closure, this one made the compiler box
     // `transform` (a reabstraction thunk, one allocation per `thenAsync` step). Nor on the trampoline taken
     // out of its `Unmanaged`, which would be retained and released.
-    _Trampoline.current._withUnsafeGuaranteedRef { $0.runAsCallback { apply(transform, result, next) } }
+    _Trampoline.current._withUnsafeGuaranteedRef { $0.runAsCallback { apply(slot.take()!, result, next) } }
     return next
   }
 
@@ -818,7 +825,7 @@ final nonisolated class _Step<Input, InputFailure: Error, Success, Failure: Erro
   ResultPromise<Success, Failure>
 {
   @usableFromInline typealias Apply = (
-    Transform, Result<Input, InputFailure>, ResultPromise<Success, Failure>
+    consuming Transform, Result<Input, InputFailure>, ResultPromise<Success, Failure>
   ) -> Void
   @exclusivity(unchecked) @usableFromInline var _transform: Slot
   @usableFromInline let _apply: Apply
@@ -898,9 +905,7 @@ nonisolated extension _Step where Slot == Transform? {
   /// A ring buffer of queued jobs: `count` of them from `head` on, wrapping around. Its capacity is a
   /// power of two. Raw memory, so that a job is moved in and out rather than copied and released.
   @exclusivity(unchecked) private var jobs = UnsafeMutablePointer<_Job>.allocate(capacity: 16)
-  @exclusivity(unchecked) private var capacity = 16
-  @exclusivity(unchecked) private var head = 0
-  @exclusivity(unchecked) private var count = 0
+  @exclusivity(unchecked) private var (capacity, head, count) = (16, 0, 0)
   @exclusivity(unchecked) private var graveyard: [Any] = []
   @exclusivity(unchecked) private var isBurying = false
 

@@ -47,6 +47,24 @@ struct LeakTests {
     #expect(!tail.isPending)
   }
 
+  @Test("a step made on a settled promise runs its closure at once and releases it before returning")
+  func settledChainReleasesClosures() {
+    weak var weakCaptured: Tracked?
+    let tail: ResultPromise<Int, AppError>
+    do {
+      let captured = Tracked()
+      weakCaptured = captured
+      tail = ResultPromise<Int, TestError>(value: 1).then { passing($0, keeping: captured) { .success($0) } }
+        .map { passing($0, keeping: captured) { $0 } }
+        .mapError { passing($0, keeping: captured) { AppError.wrapped($0) } }
+        .thenAsync { passing($0, keeping: captured) { ResultPromise(value: $0) } }
+        .recover { passing($0, keeping: captured) { _ in Result<Int, AppError>.success(0) } }
+        .recoverAsync { passing($0, keeping: captured) { _ in ResultPromise<Int, AppError>(value: 0) } }
+    }
+    #expect(weakCaptured == nil)
+    #expect(!tail.isPending)
+  }
+
   @Test("the promises of a settled chain are freed once the caller lets go of them")
   func settledChainIsFreed() {
     weak var weakRoot: ResultPromise<Int, TestError>?

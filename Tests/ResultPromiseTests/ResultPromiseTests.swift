@@ -174,6 +174,32 @@ struct ResultPromiseTests {
     #expect(await outcome(of: passed) == .success(1))
   }
 
+  @Test("every operator takes a function reference or a stored closure, on pending and on settled promises")
+  func functionReferencesAndStoredClosures() {
+    // The operators take their closures `__owned`: each must be moved into its step (or into the call that
+    // runs it at once) exactly once, also when Swift makes a thunk for a function reference.
+    @Sendable func double(_ value: Int) -> Int { value * 2 }
+    @Sendable func half(_ value: Int) -> Result<Int, TestError> { .success(value / 2) }
+    @Sendable func adopt(_ value: Int) -> ResultPromise<Int, TestError> { ResultPromise(value: value + 1) }
+    @Sendable func rescue(_ error: TestError) -> Result<Int, TestError> { .success(-1) }
+    @Sendable func rescueLater(_ error: TestError) -> ResultPromise<Int, TestError> {
+      ResultPromise(value: -2)
+    }
+    @Sendable func wrap(_ error: TestError) -> AppError { .wrapped(error) }
+    let addThree: @Sendable (Int) -> Int = { $0 + 3 }
+    for pending in [true, false] {
+      let results = Log<Result<Int, AppError>>()
+      let value = pending ? ResultPromise<Int, TestError>() : ResultPromise(value: 8)
+      let failure = pending ? ResultPromise<Int, TestError>() : ResultPromise(error: .boom)
+      value.map(double).then(half).thenAsync(adopt).map(addThree).mapError(wrap).await(results.append)
+      failure.recover(rescue).map(addThree).mapError(wrap).await(results.append)
+      failure.recoverAsync(rescueLater).map(addThree).map(addThree).mapError(wrap).await(results.append)
+      value.succeed(8)
+      failure.fail(.boom)
+      #expect(results.values == [.success(12), .success(2), .success(4)], "pending: \(pending)")
+    }
+  }
+
   @Test("the DESIGN.md semantics-11 chains type-check without annotations")
   func pleasantChains() {
     func load() -> ResultPromise<Int, TestError> { ResultPromise(value: 1) }
