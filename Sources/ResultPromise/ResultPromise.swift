@@ -295,7 +295,8 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   @inlinable public final func recoverAsync<NewFailure>(
     _ transform: __owned @escaping @Sendable (Failure) -> ResultPromise<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
-    _chain(consume transform, adopts: true) { make, result, next in next._adopt(result, recovering: make) }
+    // The closure's arguments: the step's `_Make`, the observed result, the promise to settle.
+    _chain(_Make(consume transform), adopts: true) { $2._adopt($1, recovering: $0.call) }
   }
 
   // Without this overload, a closure that does not name its error type
@@ -310,7 +311,8 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   @inlinable public final func recoverAsync(
     _ transform: __owned @escaping @Sendable (Failure) -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _chain(consume transform, adopts: true) { make, result, next in next._adopt(result, recovering: make) }
+    // The closure's arguments: the step's `_Make`, the observed result, the promise to settle.
+    _chain(_Make(consume transform), adopts: true) { $2._adopt($1, recovering: $0.call) }
   }
 
   /// Creates a pending promise for an operator to settle, with `extras` if it needs any. It is not
@@ -400,7 +402,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   @inlinable public func thenAsync<NewSuccess>(
     _ transform: __owned @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(consume transform, adopts: true) { make, result, next in next._adopt(result, then: make) }
+    // The closure's arguments: the step's `_Make`, the observed result, the promise to settle.
+    _chain(_Make(consume transform), adopts: true) { $2._adopt($1, then: $0.call) }
   }
 
   /// Transforms the success value; a failure passes on unchanged.
@@ -635,12 +638,19 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
   @inlinable init(joining observers: [Self]) { call = { for observer in observers { observer.call($0) } } }
 }
 
+/// The transform of a `thenAsync` or `recoverAsync` step, as the step stores it. A struct, for the reason
+/// `_Observer` is one: stored as a bare generic value, a function that returns a promise would be kept
+/// behind a reabstraction thunk, one allocation per step whose closure captures anything.
+@usableFromInline nonisolated struct _Make<Argument, Success, Failure: Error> {
+  @usableFromInline let call: (Argument) -> ResultPromise<Success, Failure>
+  @inlinable init(_ call: @escaping (Argument) -> ResultPromise<Success, Failure>) { self.call = call }
+}
+
 nonisolated extension ResultPromise {
   /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`).
   @inlinable func _await(_ observer: @escaping (Result<Success, Failure>) -> Void) {
-    if let result = _register({ _Observer(observer) }) {
-      _Trampoline.withCurrent { $0.runAsCallback { observer(result) } }
-    }
+    guard let result = _register({ _Observer(observer) }) else { return }
+    _Trampoline.withCurrent { $0.runAsCallback { observer(result) } }
   }
 
   /// Chains a step: returns a new promise, and once this one settles calls
@@ -884,8 +894,7 @@ nonisolated extension _Step where Slot == Transform? {
 /// `@unchecked Sendable`: a job is run once, by the one thread or queue it is handed to. Only promises
 /// made by `receive(on:)`, whose values are `Sendable`, hand jobs to a queue.
 @usableFromInline nonisolated struct _Job: @unchecked Sendable {
-  @usableFromInline let target: AnyObject
-  @usableFromInline let run: (AnyObject) -> Void
+  @usableFromInline let (target, run): (AnyObject, (AnyObject) -> Void)
 
   @inlinable init(_ target: AnyObject, _ run: @escaping (AnyObject) -> Void) {
     (self.target, self.run) = (target, run)
@@ -906,8 +915,7 @@ nonisolated extension _Step where Slot == Transform? {
   /// power of two. Raw memory, so that a job is moved in and out rather than copied and released.
   @exclusivity(unchecked) private var jobs = UnsafeMutablePointer<_Job>.allocate(capacity: 16)
   @exclusivity(unchecked) private var (capacity, head, count) = (16, 0, 0)
-  @exclusivity(unchecked) private var graveyard: [Any] = []
-  @exclusivity(unchecked) private var isBurying = false
+  @exclusivity(unchecked) private var (graveyard, isBurying): ([Any], Bool) = ([], false)
 
   /// Calls `body` with the calling thread's trampoline, made on first use and released when the thread
   /// exits. The thread's own reference keeps it alive, so it is not retained for the call.

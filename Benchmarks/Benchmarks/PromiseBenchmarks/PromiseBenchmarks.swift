@@ -201,6 +201,12 @@ func chainOnSettledRoot() {
 func thenAsyncChain() {
   let scenario = "S3 thenAsync chain"
   sharedContenders(scenario)
+  // What app code writes: a closure that captures something (as swift-nio's captures its event loop). Its
+  // malloc threshold is the same as the plain contender's: the closure is stored as it is, with no thunk.
+  contender(scenario, "ResultPromise, capturing an object") { _ in
+    let offset = Offset(1)
+    pendingRootChain(n) { $0.thenAsync { [offset] in ResultPromise<Int, Never>(value: $0 + offset.amount) } }
+  }
   contender(scenario, "OpenCombine (\(combineChain) steps)") { _ in
     pendingRootChain { previous, deliver in
       previous.flatMap { value in Future<Int, Never> { $0(.success(value + 1)) } }.sink { deliver($0) }
@@ -215,6 +221,12 @@ func thenAsyncChain() {
     blackHole(value)
   }
   floor(scenario)
+}
+
+/// An object for a step's closure to capture.
+final class Offset: Sendable {
+  let amount: Int
+  init(_ amount: Int) { self.amount = amount }
 }
 
 // MARK: - S4: n observers on one pending promise, then settle
