@@ -1093,6 +1093,27 @@ struct CancellationTests {
     }
   }
 
+  @Test("a middle step settled by hand while its chain is cancelled from the end: the work hears one request")
+  func middleSettlingRacingCancel() {
+    // A settled step lets go of its input under one lock, and leaves the request loop to ask the work only
+    // when that leaves the first promise unwanted. Each order has a deterministic test above
+    // (`middleStepSettledByHand`, and a request from the end of a chain); this attacks the race between them.
+    let observerRuns = Counter()
+    for _ in 0..<2_000 {
+      let work = Work()
+      let middle = work.promise.map { $0 + 1 }.map { $0 + 1 }
+      let tail = middle.map { $0 + 1 }.map { $0 + 1 }
+      tail.await { _ in observerRuns.increment() }
+      DispatchQueue.concurrentPerform(iterations: 2) { side in
+        if side == 0 { tail.cancel() } else { middle.fulfil(with: .success(0)) }
+      }
+      #expect(work.requests == 1)
+      // Settled by hand first, the middle step passes its value on; otherwise the work's failure came first.
+      #expect([.success(2), .failure(.stopped)].contains(tail.settledResult))
+    }
+    #expect(observerRuns.value == 2_000)
+  }
+
   @Test("a step made while the last other dependent lets go: the work is asked to stop exactly once")
   func extendingWhileWithdrawing() {
     // Either order is right, and each has a deterministic test above (`forkInTheMiddle`, made first;
