@@ -295,7 +295,6 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   @inlinable public final func recoverAsync<NewFailure>(
     _ transform: __owned @escaping @Sendable (Failure) -> ResultPromise<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
-    // The closure's arguments: the step's `_Make`, the observed result, the promise to settle.
     _chain(_Make(consume transform), adopts: true) { $2._adopt($1, recovering: $0.call) }
   }
 
@@ -311,7 +310,6 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   @inlinable public final func recoverAsync(
     _ transform: __owned @escaping @Sendable (Failure) -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    // The closure's arguments: the step's `_Make`, the observed result, the promise to settle.
     _chain(_Make(consume transform), adopts: true) { $2._adopt($1, recovering: $0.call) }
   }
 
@@ -402,7 +400,6 @@ nonisolated extension ResultPromise where Success: Sendable {
   @inlinable public func thenAsync<NewSuccess>(
     _ transform: __owned @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
-    // The closure's arguments: the step's `_Make`, the observed result, the promise to settle.
     _chain(_Make(consume transform), adopts: true) { $2._adopt($1, then: $0.call) }
   }
 
@@ -640,7 +637,8 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 
 /// The transform of a `thenAsync` or `recoverAsync` step, as the step stores it. A struct, for the reason
 /// `_Observer` is one: stored as a bare generic value, a function that returns a promise would be kept
-/// behind a reabstraction thunk, one allocation per step whose closure captures anything.
+/// behind a reabstraction thunk, one allocation per step whose closure captures anything. The operators'
+/// `apply` closures name their arguments `$0` (this), `$1` (the observed result) and `$2` (the next promise).
 @usableFromInline nonisolated struct _Make<Argument, Success, Failure: Error> {
   @usableFromInline let call: (Argument) -> ResultPromise<Success, Failure>
   @inlinable init(_ call: @escaping (Argument) -> ResultPromise<Success, Failure>) { self.call = call }
