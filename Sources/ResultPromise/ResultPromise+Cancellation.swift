@@ -25,15 +25,23 @@
 // their own, counted at that depth) gets a *branch*, which counts them and notes when its next step has
 // let it go; a request travelling down stops at a branch still wanted. A step that has let go may let go
 // again (a request on a step already cancelled or settled): the branch below it, or the first promise,
-// already knows, so nothing changes twice. A `thenAsync` or `recoverAsync` step, a promise with a queue,
-// and every promise made from a step that is not the tip start records of their own.
+// already knows, so nothing changes twice. A promise with a queue, and every promise made from a step
+// that is not the tip, start records of their own.
+//
+// Steps that adopt. A `thenAsync` or `recoverAsync` step shares the record too, but it has work of its own
+// to stop once it adopts another promise. The record keeps the set of such steps still *waiting* (neither
+// settled nor reached by a request) and, for each that has adopted a cancellable promise, that promise's
+// place. A request that reaches a waiting step lets go of what it adopted, or, if it has not adopted yet,
+// takes it out of the set, so that what it adopts later is let go at once; settling takes it out too. So a
+// record is *live* — requests still travel through it — while its first promise is open or a step that
+// adopts is waiting: a chain of `thenAsync` steps costs one allocation per step, as a `map` chain does.
 //
 // Which promises have one. A promise made with `onCancel`, by a timer or a `Task`, or by an operator from
 // a promise that has one; and every promise a `thenAsync` or `recoverAsync` step makes, whatever its
 // input, because the promise it will adopt may be cancellable: so a request from the end of a chain
 // reaches the work it adopted, whatever its first promise was (a value, a plain `ResultPromise { done in
 // … }`, the result of `ignoringCancel()`). The core asks for a step's record through `_Extras.forStep`;
-// this file's overload of it is the one that gives adopting steps a record.
+// this file's overload of it is the one that shares records, and gives adopting steps one.
 //
 // A request. `cancel()` cancels the first promise it reaches (see above), runs its handlers, and
 // *withdraws* from what it waits for: the record above loses one dependent, and is cancelled in turn when that was its last (a shared
@@ -223,10 +231,11 @@ nonisolated extension _Extras {
   // overload wherever this file is in the module, so every step — the core's own included — gets its
   // extras here. A `thenAsync` or `recoverAsync` step (`adopts`) always gets a record, whatever its input:
   // the promise it will adopt may be cancellable, and a request from the end of the chain must reach it.
-  /// The extras of a step made from a promise with `input`: a dependent record if `input` can be cancelled,
-  /// a fresh record if the step adopts another promise, otherwise none.
+  /// The extras of a step made from a promise with `input`, and its depth: `input`'s record, shared, if
+  /// `input` is the last step of its stretch; a dependent record if `input` can be cancelled otherwise; a
+  /// fresh record if the step adopts another promise; otherwise none.
   @inlinable static func forStep(from input: _Extras?, at depth: UInt8, adopts: Bool) -> (_Extras?, UInt8) {
-    if !adopts, let record = input as? _Cancellation, let next = record.extend(from: depth) {
+    if let record = input as? _Cancellation, let next = record.extend(from: depth, adopts: adopts) {
       return next < .max ? (record, next) : (_Cancellation(after: record), 0)
     }
     return (input?.dependent(on: nil, at: depth) ?? (adopts ? _Cancellation() : nil), 0)
@@ -275,17 +284,48 @@ nonisolated extension _Extras {
   @exclusivity(unchecked) @usableFromInline var rest: Rest?
 
   /// What stops the work, until a request runs them or the first promise settles; what a combinator waits
-  /// for, each counted as one of its dependents; and the branches. A class, so that a record without it
-  /// stays small.
+  /// for, each counted as one of its dependents; the branches; and the steps that adopt. A class, so that a
+  /// record without it stays small. `@exclusivity(unchecked)`: used only under the record's lock.
   @usableFromInline final class Rest {
-    @usableFromInline var handlers: [@Sendable () -> Void] = []
-    @usableFromInline var inputs: [_Place] = []
-    @usableFromInline var branches: [Branch] = []
+    @exclusivity(unchecked) @usableFromInline var handlers: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) @usableFromInline var inputs: [_Place] = []
+    @exclusivity(unchecked) @usableFromInline var branches: [Branch] = []
+    /// The steps that adopt another promise and still wait: neither settled nor reached by a request.
+    @exclusivity(unchecked) @usableFromInline var waiting = Depths()
+    /// The cancellable promises that waiting steps adopted, each with the step's depth.
+    @exclusivity(unchecked) @usableFromInline var adopted: [(depth: UInt8, place: _Place)] = []
     @usableFromInline init() {}
   }
   /// A step that has dependents beside its next step: `others` of them, and whether the next step has let
   /// it go. Kept in order of depth.
   @usableFromInline typealias Branch = (depth: UInt8, others: Int, nextGone: Bool)
+
+  /// A set of depths, as 256 bits.
+  @usableFromInline struct Depths {
+    @usableFromInline var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    @usableFromInline var isEmpty: Bool { words == (0, 0, 0, 0) }
+    @usableFromInline func contains(_ depth: UInt8) -> Bool { self[Int(depth) >> 6] & 1 << (depth & 63) != 0 }
+    @usableFromInline mutating func insert(_ depth: UInt8) { self[Int(depth) >> 6] |= 1 << (depth & 63) }
+    /// Removes every depth from `low` through `high` (0…255).
+    @usableFromInline mutating func remove(from low: Int, through high: Int) {
+      @inline(__always) func kept(_ word: Int) -> UInt64 {  // the bits of that word outside `low...high`
+        let (first, last) = (max(low - word << 6, 0), min(high - word << 6, 63))
+        return first > last ? .max : ~((UInt64.max &>> (63 - last + first)) &<< first)
+      }
+      words = (words.0 & kept(0), words.1 & kept(1), words.2 & kept(2), words.3 & kept(3))
+    }
+    @usableFromInline subscript(word: Int) -> UInt64 {
+      get { word == 0 ? words.0 : word == 1 ? words.1 : word == 2 ? words.2 : words.3 }
+      set {
+        switch word {
+        case 0: words.0 = newValue
+        case 1: words.1 = newValue
+        case 2: words.2 = newValue
+        default: words.3 = newValue
+        }
+      }
+    }
+  }
 
   @usableFromInline override init(queue: DispatchQueue? = nil) { super.init(queue: queue) }
 
@@ -300,7 +340,7 @@ nonisolated extension _Extras {
   // combinators, or a long chain of adopting steps, would otherwise be freed recursively. A record is
   // taken apart only when this loop holds the last reference to it, so no other thread can reach it.
   deinit {
-    guard upstream != nil || rest?.inputs.isEmpty == false else { return }
+    guard upstream != nil || rest != nil else { return }
     var released: [_Cancellation] = []
     moveWhatItWaitsFor(to: &released)
     while var record = released.popLast() {
@@ -312,18 +352,27 @@ nonisolated extension _Extras {
   @usableFromInline var isCancelled: Bool { withLock { state == .cancelled } }
 
   /// The depth of a step made from the promise at `depth`, if it shares this record as that promise's next
-  /// step: only the last step of the stretch has none yet, and a promise with a queue shares with nobody.
-  @usableFromInline func extend(from depth: UInt8) -> UInt8? {
+  /// step: only the last step of the stretch has none yet, and a promise with a queue shares with nobody. A
+  /// step that `adopts` another promise waits from now on.
+  @usableFromInline func extend(from depth: UInt8, adopts: Bool) -> UInt8? {
     guard queue == nil else { return nil }
     return withLock {
       guard depth == tip, tip < .max else { return nil }
       tip += 1
+      if adopts, tip < .max { waits(at: tip) }
       return tip
     }
   }
 
-  /// A record for a promise made from the one at `depth`, counted as its dependent (unless the first
-  /// promise has settled: then nothing wants anything from it).
+  /// Under the lock: the step at `depth` adopts another promise, and waits. Apart, to keep `extend` small.
+  @inline(never) @usableFromInline func waits(at depth: UInt8) { made.waiting.insert(depth) }
+
+  /// Under the lock: whether a request can still change anything — the first promise is open, or a step
+  /// that adopts is waiting.
+  @usableFromInline var isLive: Bool { state == .open || rest?.waiting.isEmpty == false }
+
+  /// A record for a promise made from the one at `depth`, counted as its dependent (unless the record is no
+  /// longer live: then nothing wants anything from it).
   @usableFromInline override func dependent(on queue: DispatchQueue?, at depth: UInt8) -> _Extras? {
     let record = _Cancellation(queue: queue)
     if count(at: depth) { (record.upstream, record.upstreamDepth) = (self, depth) }
@@ -338,7 +387,7 @@ nonisolated extension _Extras {
     // released after the lock: what the handlers capture may have deinitialisers (user code).
     let (letGo, taken): (_Place??, Rest?) = withLock {
       defer { state = .settled }
-      return (state == .open ? .some(upstream.take().map { ($0, upstreamDepth) }) : nil, rest.take())
+      return (state == .open ? .some(upstream.take().map { ($0, upstreamDepth) }) : nil, takeWork())
     }
     guard let letGo else { return }
     if let inputs = taken?.inputs, !inputs.isEmpty {
@@ -351,20 +400,30 @@ nonisolated extension _Extras {
   /// One dependent of the promise at `depth` lets go (a step's input, the common case: most often one that
   /// has settled already), or the step at `depth` itself does (`direct`: it has settled); when that leaves
   /// the first promise unwanted, the request loop takes over.
-  @usableFromInline func lettingGo(at depth: UInt8, direct: Bool = false) {
-    if withLock({ state == .open && withdraw(at: depth, direct: direct) }) {
-      _Cancellation.request(self, at: 0, direct: true)
-    }
+  @inline(__always) @usableFromInline func lettingGo(at depth: UInt8, direct: Bool = false) {
+    guard let (cancels, reached) = withLock({ withdraw(at: depth, direct: direct) }),
+      cancels || !reached.isEmpty
+    else { return }
+    _Cancellation.request(cancels ? self : nil, at: 0, direct: cancels, andAll: reached)
   }
 
-  /// The first promise now settles like the promise at `depth` of `other`: it waits for that instead. If
-  /// a request has come already, `other` hears it at once (it is let go as soon as it is counted).
-  @usableFromInline override func adopt(_ other: _Extras?, at depth: UInt8) {
+  /// The promise at `step` now settles like the promise at `depth` of `other`: it waits for that instead.
+  /// If a request has reached it already, or it has settled, `other` hears it at once (it is let go as
+  /// soon as it is counted).
+  @usableFromInline override func adopt(_ other: _Extras?, at depth: UInt8, for step: UInt8) {
     // A promise with nothing to cancel changes nothing: what this one waited for until now has settled
     // (a step adopts once its input has its outcome, `retry` once its attempt or wait has), so a request
     // that still travels there stops at once, and this record lets it go when it settles. No lock.
     guard let adopted = other as? _Cancellation else { return }
     let counted = adopted.count(at: depth) ? adopted : nil
+    guard step == 0 else {  // a step sharing the record: it waits for `counted` unless it is waiting no more
+      let waits = withLock {
+        guard let counted, rest?.waiting.contains(step) == true else { return false }
+        made.adopted.append((step, (counted, depth)))
+        return true
+      }
+      return waits ? () : _Cancellation.request(counted, at: depth, direct: false)
+    }
     let (letGo, letGoDepth): (_Cancellation?, UInt8) = withLock {
       guard state == .open else { return (counted, depth) }
       defer { (upstream, upstreamDepth) = (counted, depth) }
@@ -409,11 +468,11 @@ nonisolated extension _Extras {
   /// A request made on the promise at `depth` itself.
   @usableFromInline func cancel(at depth: UInt8) { _Cancellation.request(self, at: depth, direct: true) }
 
-  /// Counts one more dependent of the promise at `depth`; `false` if the first promise has settled, so
-  /// nothing is to be let go later.
+  /// Counts one more dependent of the promise at `depth`; `false` if the record is no longer live and its
+  /// first promise has settled, so nothing is to be let go later.
   @usableFromInline func count(at depth: UInt8) -> Bool {
     withLock {
-      guard state == .open else { return state == .cancelled }  // and a request no longer changes anything
+      guard isLive else { return state == .cancelled }  // and a request no longer changes anything
       if depth == 0 { interest += 1 } else { branch(at: depth) }
       return true
     }
@@ -440,51 +499,84 @@ nonisolated extension _Extras {
   /// Moves what the first promise waits for to the end of `list`; by the one thread that can reach the
   /// record.
   @usableFromInline func moveWhatItWaitsFor(to list: inout [_Cancellation]) {
-    list += rest.take()?.inputs.map(\.record) ?? []
+    if let rest = rest.take() { list += rest.inputs.map(\.record) + rest.adopted.map(\.place.record) }
     if let above = upstream.take() { list.append(above) }
   }
 
   /// Under the lock: a request reaches the promise at `depth` — made on it (`direct`), or one of its
-  /// dependents other than its next step lets it go — and travels down the stretch: a step lets go of the
-  /// promise before it once nothing wants it any more. Returns whether the first promise is to be cancelled
-  /// now (the caller marks it).
+  /// dependents other than its next step lets it go — and travels down the stretch (see `walk`). Returns
+  /// `nil` once the record is no longer live, when nothing here changes any more; otherwise whether the
+  /// first promise is to be cancelled now (the caller marks it), and what the waiting steps the request
+  /// reached had adopted, to be let go.
+  @inline(__always) @usableFromInline func withdraw(
+    at depth: UInt8, direct: Bool
+  ) -> (cancels: Bool, reached: [_Place])? {
+    guard isLive else { return nil }
+    let (cancels, low, high) = walk(from: depth, direct: direct)
+    return (cancels, reach(low, high))
+  }
+
+  /// Under the lock: a request travels down the stretch from `start`: a step lets go of the promise before
+  /// it once nothing wants it any more. Returns whether the first promise is to be cancelled now, and the
+  /// steps reached, from `high` down to `low` (none if `low > high`).
   /// Steps keep no state of their own: only those with other dependents have a branch, and a step that
   /// has already let go (by a request or by settling) lets go again harmlessly, since the branch below it,
-  /// or the first promise, knows that its next step has gone. Once the first promise has settled or been
-  /// cancelled, nothing here changes any more.
-  @usableFromInline func withdraw(at start: UInt8, direct: Bool) -> Bool {
-    guard state == .open else { return false }
+  /// or the first promise, knows that its next step has gone.
+  @usableFromInline func walk(from start: UInt8, direct: Bool) -> (cancels: Bool, low: Int, high: Int) {
     // A request made on a step — or one from the next record's first promise, at depth 255 — is what the step
     // before it hears from its next step.
     var (depth, fromNext) = (start, direct || start == .max)
+    var (low, high) = (Int(start) + (direct ? 0 : 1), Int(min(start, .max - 1)))
     if fromNext {
-      guard depth > 0 else { return true }
+      guard depth > 0 else { return (state == .open, low, high) }
       depth -= 1
     }
     while depth > 0, let rest, let index = rest.branches.lastIndex(where: { $0.depth <= depth }) {
-      depth = rest.branches[index].depth  // the steps between have nothing else
+      if fromNext { low = Int(rest.branches[index].depth) + 1 }  // the steps between have nothing else
+      depth = rest.branches[index].depth
       if fromNext {
-        guard !rest.branches[index].nextGone else { return false }
+        guard !rest.branches[index].nextGone else { return (false, low, high) }
         rest.branches[index].nextGone = true
       } else {
         rest.branches[index].others -= 1
       }
       let branch = rest.branches[index]
-      guard branch.others == 0, branch.nextGone || depth == tip else { return false }
-      (depth, fromNext) = (depth - 1, true)
+      guard branch.others == 0, branch.nextGone || depth == tip else { return (false, low, high) }
+      (low, depth, fromNext) = (Int(depth), depth - 1, true)
     }
     if fromNext || depth > 0 {
-      guard !nextGone else { return false }
+      if fromNext, depth > 0 { low = 1 }
+      guard !nextGone else { return (false, low, high) }
       nextGone = true
     } else {
       interest -= 1
     }
-    return interest == 0 && (nextGone || tip == 0)
+    return (state == .open && interest == 0 && (nextGone || tip == 0), low, high)
+  }
+
+  /// Under the lock: a request has reached the steps at depths `low...high`. Those that adopt stop waiting;
+  /// returns what they adopted.
+  @usableFromInline func reach(_ low: Int, _ high: Int) -> [_Place] {
+    guard low <= high, let rest, !rest.waiting.isEmpty else { return [] }
+    rest.waiting.remove(from: low, through: high)
+    guard !rest.adopted.isEmpty else { return [] }
+    defer { rest.adopted.removeAll { low...high ~= Int($0.depth) } }
+    return rest.adopted.filter { low...high ~= Int($0.depth) }.map(\.place)
+  }
+  /// Under the lock: the first promise's handlers and inputs, taken out to be run or let go after the lock.
+  /// With them goes `rest` itself, unless a step that adopts still needs it.
+  @usableFromInline func takeWork() -> Rest? {
+    guard let rest, !rest.waiting.isEmpty else { return rest.take() }
+    guard !rest.handlers.isEmpty || !rest.inputs.isEmpty else { return nil }
+    let work = Rest()
+    (work.handlers, work.inputs, rest.handlers, rest.inputs) = (rest.handlers, rest.inputs, [], [])
+    return work
   }
 
   /// Delivers requests: to the promise at `depth` of `record` itself if `direct`, otherwise as a dependent
-  /// letting it (and `others`) go. A record whose first promise is cancelled runs its handlers and lets go of what it
-  /// waits for in turn — in this loop, so a chain of any length takes constant stack depth.
+  /// letting it (and `others`) go. A record whose first promise is cancelled runs its handlers and lets go
+  /// of what it waits for in turn, and what the steps that adopt, reached on the way, adopted — in this loop,
+  /// so a chain of any length takes constant stack depth.
   @usableFromInline static func request(
     _ record: _Cancellation?, at depth: UInt8, direct: Bool, andAll others: [_Place] = []
   ) {
@@ -496,9 +588,11 @@ nonisolated extension _Extras {
       (next, direct) = (nil, false)
       // nil: the request stops here. Otherwise what the first promise waited for, its handlers and inputs.
       let cancelled: (_Cancellation?, UInt8, Rest?)? = record.withLock {
-        guard record.withdraw(at: depth, direct: isDirect) else { return nil }
+        guard let (cancels, reached) = record.withdraw(at: depth, direct: isDirect) else { return nil }
+        others += reached
+        guard cancels else { return nil }
         record.state = .cancelled
-        return (record.upstream.take(), record.upstreamDepth, record.rest.take())
+        return (record.upstream.take(), record.upstreamDepth, record.takeWork())
       }
       guard let (upstream, upstreamDepth, rest) = cancelled else { continue }
       if let rest {
@@ -508,7 +602,6 @@ nonisolated extension _Extras {
       (next, depth) = (upstream, upstreamDepth)
     }
   }
-
   /// Runs handlers on this thread, through its queue of work: after the callback running now, if any.
   @usableFromInline static func run(_ handlers: [@Sendable () -> Void], for record: _Cancellation) {
     for handler in handlers {

@@ -209,11 +209,11 @@ nonisolated extension ResultPromise where Success: Sendable {
     let total = Swift.max(1, attempts)
     @Sendable func attempt(_ number: Int) {
       let current = make()
-      record.adopt(current._extras, at: current._depth)  // a request now reaches this attempt
+      record.adopt(current._extras, at: current._depth, for: 0)  // a request now reaches this attempt
       current.await { result in
         if case .failure(let error) = result, number < total, !record.isCancelled, shouldRetry(error) {
           let wait = _wait(delay, on: clock)
-          record.adopt(wait._extras, at: wait._depth)  // a request now ends the wait
+          record.adopt(wait._extras, at: wait._depth, for: 0)  // a request now ends the wait
           wait._await { _ in
             if record.isCancelled { next.fulfil(with: result) } else { attempt(number + 1) }
           }

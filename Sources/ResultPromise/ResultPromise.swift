@@ -546,7 +546,8 @@ public nonisolated enum PromiseDiagnostics {
 // promises that share extras, as a chain's steps share a cancellation record); here those calls do
 // nothing. A step asks `_Extras.forStep` for its extras and depth, saying whether it adopts another promise
 // (`thenAsync`, `recoverAsync`): the cancellation file overloads it to share the input's record along a
-// chain, and to give an adopting step a record of its own, since the promise it adopts may be cancellable.
+// chain, and to give an adopting step a record even when its input has none, since the promise it adopts
+// may be cancellable.
 //
 // Why a base class holds the storage: a class's `deinit` is never specialised, and destroying a field
 // whose type is built from generic parameters (such as `Result<Success, Failure>?`) makes it look that
@@ -792,7 +793,7 @@ nonisolated extension ResultPromise {
       let problem = "was told to adopt itself (its own thenAsync or recoverAsync step returned it)"
       return PromiseDiagnostics._report(self, "\(problem); it can never settle.")
     }
-    if other._extras != nil { _extras?.adopt(other._extras, at: other._depth) }
+    if other._extras != nil { _extras?.adopt(other._extras, at: other._depth, for: _depth) }
     guard let result = other._withLock({ other._phase == .settled ? other._outcome : nil }) else {
       return other._await { self.fulfil(with: $0) }
     }
@@ -860,7 +861,7 @@ nonisolated extension _Step where Slot == Transform? {
 /// run on (this class alone, as `receive(on:)` makes it), and how a request to cancel reaches their work
 /// (the cancellation record, a subclass). The core calls three methods, which here do nothing: a promise is
 /// made from this one (`dependent(on:at:)`, with the new promise's queue), this one settles (`settled(at:)`),
-/// and it adopts another promise's outcome (`adopt(_:at:)`); and it asks `forStep` for a step's extras and
+/// and it adopts another promise's outcome (`adopt(_:at:for:)`); and it asks `forStep` for a step's extras and
 /// depth. Several promises may share one extras object, each at its own depth (`_depth`, passed to each
 /// call): the cancellation file shares a record along a chain. Elsewhere the depth is 0.
 ///
@@ -878,7 +879,7 @@ nonisolated extension _Step where Slot == Transform? {
     from input: E?, at depth: UInt8, adopts: Bool
   ) -> (_Extras?, UInt8) { (input?.dependent(on: nil, at: depth), 0) }
   @usableFromInline func settled(at depth: UInt8) {}
-  @usableFromInline func adopt(_ other: _Extras?, at depth: UInt8) {}
+  @usableFromInline func adopt(_ other: _Extras?, at depth: UInt8, for step: UInt8) {}
 }
 
 // MARK: - The trampoline

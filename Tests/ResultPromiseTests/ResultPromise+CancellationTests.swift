@@ -561,6 +561,90 @@ struct CancellationTests {
     #expect(work.requests == 0, "a request after settlement does nothing")
   }
 
+  // MARK: Steps that adopt, along a chain (semantics 16, 17)
+
+  @Test("a chain of thenAsync steps: a request from its end reaches only the work adopted now")
+  func adoptingChainReachesTheCurrentWork() {
+    let (root, first, second) = (Work(), Work(), Work())
+    let tail = root.promise.thenAsync { _ in first.promise }.thenAsync { _ in second.promise }.map { $0 + 1 }
+    root.promise.succeed(1)
+    first.promise.succeed(2)  // the second step adopts `second` now; `first` has settled
+    tail.cancel()
+    #expect([root.requests, first.requests, second.requests] == [0, 0, 1])
+    #expect(tail.settledResult == .failure(.stopped))
+
+    let (head, running, unmade) = (Work(), Work(), Counter())
+    let end = head.promise.thenAsync { _ in running.promise }
+      .thenAsync { _ in
+        unmade.increment()
+        return Work().promise
+      }
+    head.promise.succeed(1)
+    end.cancel()
+    #expect(head.requests == 0 && running.requests == 1)
+    #expect(unmade.value == 0, "the failure passes the second step by")
+    #expect(end.settledResult == .failure(.stopped))
+  }
+
+  @Test("a thenAsync step reached before its input settled lets go of what it adopts, as it adopts it")
+  func adoptingStepReachedBeforeItsInput() {
+    // The step is in the middle of a stretch (depth 2), and its input's work ignores the request.
+    let (work, inner) = (Work(stops: false), Work())
+    let tail = work.promise.map { $0 + 1 }.thenAsync { _ in inner.promise }.map { $0 + 1 }
+    tail.cancel()
+    #expect(work.requests == 1 && inner.requests == 0)
+    work.promise.succeed(1)
+    #expect(inner.requests == 1)
+    #expect(tail.settledResult == .failure(.stopped))
+
+    // After the first promise of the stretch has settled: a later step adopts when the earlier one settles.
+    let (head, earlier, later) = (Work(), Work(stops: false), Work())
+    let chain = head.promise.thenAsync { _ in earlier.promise }.map { $0 + 1 }.thenAsync { _ in later.promise
+    }
+    head.promise.succeed(1)
+    chain.cancel()
+    #expect(earlier.requests == 1)
+    earlier.promise.succeed(2)  // it ignored the request
+    #expect(later.requests == 1)
+    #expect(chain.settledResult == .failure(.stopped))
+  }
+
+  @Test(
+    "after the first promise settled, a fork keeps a thenAsync step's work until both branches let go",
+    arguments: [false, true])
+  func forkKeepsAdoptedWork(forkFirst: Bool) {
+    let (root, inner) = (Work(), Work())
+    root.promise.succeed(1)
+    let step = root.promise.thenAsync { _ in inner.promise }  // it adopts `inner` at once
+    let chain = step.map { $0 + 1 }.map { $0 + 1 }
+    let fork = step.map { $0 - 1 }  // made after the first promise settled: still counted
+    (forkFirst ? fork : chain).cancel()
+    #expect(inner.requests == 0, "the other branch still wants the step")
+    (forkFirst ? chain : fork).cancel()
+    #expect(inner.requests == 1)
+    #expect(chain.settledResult == .failure(.stopped) && fork.settledResult == .failure(.stopped))
+  }
+
+  @Test("a thenAsync step settled by hand lets go of the promise it adopted, unless something else wants it")
+  func adoptingStepSettledByHand() {
+    let (root, inner) = (Work(), Work())
+    root.promise.succeed(1)
+    let step = root.promise.map { $0 + 1 }.thenAsync { _ in inner.promise }
+    let tail = step.map { $0 + 1 }
+    step.fulfil(with: .success(10))
+    #expect(inner.requests == 1)
+    #expect(tail.settledResult == .success(11))
+
+    let (head, shared) = (Work(), Work())
+    head.promise.succeed(1)
+    let keeper = shared.promise.map { $0 }  // another dependent of the shared work
+    let adopting = head.promise.map { $0 + 1 }.thenAsync { _ in shared.promise }
+    adopting.fulfil(with: .success(10))
+    #expect(shared.requests == 0)
+    keeper.cancel()
+    #expect(shared.requests == 1)
+  }
+
   // MARK: Combinators (semantics 17)
 
   @Test("race lets its losers go once it settles, unless something else wants them")
@@ -1093,6 +1177,36 @@ struct CancellationTests {
     }
   }
 
+  @Test("cancel racing the adoption of a step inside a stretch: the adopted work hears exactly one request")
+  func cancelRacingSharedAdoption() {
+    // The adopting step shares the record of the work before it, at depth 2 and then after a settled step.
+    let observerRuns = Counter()
+    for trial in 0..<2_000 {
+      let (work, inner) = (Work(stops: false), Work())
+      let tail = work.promise.map { $0 + 1 }.thenAsync { _ in inner.promise }.map { $0 + 1 }
+      tail.await { _ in observerRuns.increment() }
+      DispatchQueue.concurrentPerform(iterations: 2) { side in
+        if side == trial % 2 { tail.cancel() } else { work.promise.succeed(1) }
+      }
+      #expect(inner.requests == 1)
+      #expect(work.requests <= 1)
+      #expect(tail.settledResult == .failure(.stopped))
+
+      let (head, first, second) = (Work(), Work(), Work())
+      head.promise.succeed(1)
+      let end = head.promise.thenAsync { _ in first.promise }.thenAsync { _ in second.promise }
+      DispatchQueue.concurrentPerform(iterations: 2) { side in
+        if side == trial % 2 { end.cancel() } else { first.promise.succeed(2) }
+      }
+      // `first` may hear the request as it settles (its handler races its outcome, as documented); `second`
+      // is adopted only if `first` succeeded, and then hears the request exactly once.
+      #expect(first.requests <= 1)
+      #expect(second.requests == (first.promise.settledResult == .success(2) ? 1 : 0))
+      #expect(end.settledResult == .failure(.stopped))
+    }
+    #expect(observerRuns.value == 2_000)
+  }
+
   @Test("a middle step settled by hand while its chain is cancelled from the end: the work hears one request")
   func middleSettlingRacingCancel() {
     // A settled step lets go of its input under one lock, and leaves the request loop to ask the work only
@@ -1177,7 +1291,7 @@ struct CancellationTests {
           model.settle(node)
         }
         let pending = promises.map(\.isPending)
-        if work.requests != model.requests || pending != model.settled.map(!) {
+        if work.requests != model.requests[0] || pending != model.settled.map(!) {
           mismatches.append(
             "trial \(trial), operation \(operation): requests \(work.requests), model \(model)")
           break
@@ -1185,6 +1299,63 @@ struct CancellationTests {
       }
       // Until the work settles or hears a request, its handler holds its `done`, and so the whole tree.
       work.promise.succeed(0)
+    }
+    #expect(mismatches.isEmpty, "\(mismatches)")
+  }
+
+  @Test("random trees with thenAsync steps that adopt work: each work stops exactly when a model says")
+  func randomAdoptingTreesAgainstAModel() {
+    var random = SplitMix64(seed: 0xADD0_97ED)
+    var mismatches: [String] = []
+    for trial in 0..<2_000 where mismatches.isEmpty {
+      let root = Work(stops: false)  // no work stops on a request, so later steps still count
+      let adopted = Locked<[Int: Work]>([:])  // by the index of the step that adopted it
+      var promises = [root.promise]
+      var model = InterestModel()
+      for operation in 0..<60 {
+        let node = Int(random.next() % UInt64(promises.count))
+        switch random.next() % 12 {
+        case 0..<3:
+          promises.append(promises[node].map { $0 + 1 })
+          model.add(madeFrom: node)
+        case 3..<6:
+          let index = promises.count
+          promises.append(
+            promises[node].thenAsync { _ in
+              let work = Work(stops: false)
+              adopted.withLock { $0[index] = work }
+              return work.promise
+            })
+          model.add(madeFrom: node, adopting: true)
+        case 6..<8:
+          promises[node].cancel()
+          model.cancel(node)
+        case 8:
+          _ = promises[node].ignoringCancel()
+          model.wantForever(node)
+        case 9:
+          promises[node].fulfil(with: .success(0))  // the root's work, or any step by hand
+          model.settle(node)
+        default:  // a work that a step adopted finishes
+          let works = adopted.withLock { $0 }
+          let steps = works.filter { $0.value.promise.isPending }.keys.sorted()
+          guard !steps.isEmpty else { continue }
+          let step = steps[Int(random.next() % UInt64(steps.count))]
+          works[step]?.promise.succeed(0)
+          model.settleWork(adoptedBy: step)
+        }
+        let works = adopted.withLock { $0 }
+        let requests = promises.indices.map { $0 == 0 ? root.requests : works[$0]?.requests }
+        if requests != model.requests || promises.map(\.isPending) != model.settled.map(!) {
+          mismatches.append("trial \(trial), operation \(operation): requests \(requests), model \(model)")
+          break
+        }
+      }
+      // Until each work settles, its handler holds its `done`, and so the tree made from it.
+      root.promise.succeed(0)
+      while let pending = adopted.withLock({ $0.values.first { $0.promise.isPending } }) {
+        pending.promise.succeed(0)
+      }
     }
     #expect(mismatches.isEmpty, "\(mismatches)")
   }
@@ -1209,6 +1380,24 @@ struct CancellationTests {
     #if DEBUG
       #expect(BrokenPromiseReports.mentioning("DroppedCancellableMarker").values.reduce(0, +) == 1)
     #endif
+  }
+
+  @Test("a pending chain of thenAsync steps that adopted cancellable promises, dropped, is freed")
+  func droppedAdoptingChain() {
+    weak var weakTail: ResultPromise<Int, TestError>?
+    weak var weakAdopted: ResultPromise<Int, TestError>?
+    let fulfil = HeldFulfil<Int>(nil)
+    do {
+      let adopted = cancellable(fulfilledBy: fulfil)
+      let root = Work()
+      let tail = root.promise.map { $0 + 1 }.thenAsync { _ in adopted }.thenAsync { _ in Work().promise }
+      tail.await { _ in }
+      root.promise.succeed(1)  // the step at depth 2 of the shared record adopts `adopted`
+      (weakTail, weakAdopted) = (tail, adopted)
+    }
+    #expect(weakAdopted != nil, "its fulfil function holds the adopted promise, and so the chain")
+    fulfil.withLock { $0 = nil }
+    #expect(weakTail == nil && weakAdopted == nil)
   }
 
   @Test("a settled chain keeps nothing alive through its records")
@@ -1261,6 +1450,28 @@ extension MillionSteps {
         tail.cancel()
       }
       #expect(inner.requests == 1)
+      #expect(result.values == [.failure(.stopped)])
+    }
+
+    @Test("a request travels a 1,000,000-step chain of thenAsync steps to the work adopted now")
+    func cancelThroughMillionAdoptingSteps() async {
+      let (root, inner) = (Work(), Work())
+      let result = Log<Result<Int, TestError>>()
+      let made = Counter()
+      await onSmallStack {
+        var tail = root.promise.thenAsync { _ in inner.promise }
+        for _ in 0..<Self.length {
+          tail = tail.thenAsync { value in
+            made.increment()
+            return ResultPromise(value: value + 1)
+          }
+        }
+        tail.await(result.append)
+        root.promise.succeed(0)
+        tail.cancel()
+      }
+      #expect(root.requests == 0 && inner.requests == 1)
+      #expect(made.value == 0, "the failure passes every later step by")
       #expect(result.values == [.failure(.stopped)])
     }
 
@@ -1336,25 +1547,37 @@ extension MillionSteps {
 
 /// Semantics 17 on a tree of promises, as plainly as it can be said: a promise made from another is its
 /// dependent; a dependent lets go once, when it is cancelled or settles; a promise whose last dependent lets
-/// go is cancelled in turn, and the root's work hears a request when the root is cancelled.
+/// go is cancelled in turn, and the root's work hears a request when the root is cancelled. A step that
+/// adopts (`adopting`) starts work of its own once its input settles; that work's only dependent is the
+/// step, so it hears a request when the step is cancelled or settles first — at once if that came before.
 private struct InterestModel: CustomStringConvertible {
   var madeFrom: [Int?] = [nil]
   var made: [[Int]] = [[]]
   var dependents = [0]
   var cancelled = [false]
   var settled = [false]
-  var requests = 0
+  var adopts = [false]
+  /// The requests each promise's own work has heard: the root's, and that of each step that adopted work
+  /// (`nil` for other promises, and for a step that has not adopted yet).
+  var requests: [Int?] = [0]
+  /// Whether each promise's own work has settled.
+  var workSettled = [false]
 
-  var description: String { "\(requests) requests, cancelled \(cancelled), settled \(settled)" }
+  var description: String { "requests \(requests), cancelled \(cancelled), settled \(settled)" }
 
-  mutating func add(madeFrom input: Int) {
+  mutating func add(madeFrom input: Int, adopting: Bool = false) {
+    let node = madeFrom.count
     madeFrom.append(input)
     made.append([])
-    made[input].append(madeFrom.count - 1)
+    made[input].append(node)
     dependents.append(0)
     cancelled.append(false)
-    settled.append(settled[input])  // made from a settled promise, a step settles at once, wanting nothing
-    if !settled[input] { dependents[input] += 1 }
+    settled.append(false)
+    adopts.append(adopting)
+    requests.append(nil)
+    workSettled.append(false)
+    // Made from a settled promise, a step settles at once (or adopts at once), wanting nothing from it.
+    if settled[input] { inputSettled(node) } else { dependents[input] += 1 }
   }
 
   mutating func cancel(_ node: Int) {
@@ -1365,18 +1588,40 @@ private struct InterestModel: CustomStringConvertible {
     if !settled[node] { dependents[node] += 1 }
   }
 
-  /// `node` settles, and so does every pending promise made from it, each letting go of its input.
+  /// `node` settles (by hand, or as its work settles), letting go of its input and of the work it adopted;
+  /// then every promise made from it settles, or adopts work.
   mutating func settle(_ node: Int) {
     guard !settled[node] else { return }
     settled[node] = true
-    if !cancelled[node], let input = madeFrom[node] { letGo(input) }
-    for step in made[node] { settle(step) }
+    if node == 0 { workSettled[0] = true }  // the root is its work's promise
+    if !cancelled[node] {
+      if let input = madeFrom[node] { letGo(input) }
+      requestWork(of: node)
+    }
+    for step in made[node] { inputSettled(step) }
+  }
+
+  /// The work that the step at `node` adopted settles, and so the step does.
+  mutating func settleWork(adoptedBy node: Int) {
+    workSettled[node] = true
+    settle(node)
+  }
+
+  /// `node`'s input has settled: a plain step settles; one that adopts starts its work, which hears a
+  /// request at once if the step was cancelled or settled before.
+  private mutating func inputSettled(_ node: Int) {
+    guard adopts[node] else { return settle(node) }
+    requests[node] = cancelled[node] || settled[node] ? 1 : 0
   }
 
   private mutating func stop(_ node: Int) {
     cancelled[node] = true
-    if node == 0 { requests += 1 }
+    requestWork(of: node)
     if let input = madeFrom[node] { letGo(input) }
+  }
+
+  private mutating func requestWork(of node: Int) {
+    if let heard = requests[node], !workSettled[node] { requests[node] = heard + 1 }
   }
 
   private mutating func letGo(_ node: Int) {
