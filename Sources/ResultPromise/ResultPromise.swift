@@ -873,8 +873,9 @@ nonisolated extension _Step where Slot == Transform? {
   // The extras of a step made from a promise with `input` (`adopts`: a `thenAsync` or `recoverAsync` step).
   // A trick of overload ranking: the cancellation file declares a non-generic `forStep` with the same
   // labels, which Swift prefers wherever both are visible — every call in the module, this file's own
-  // included — and which gives an adopting step a record of its own. Copied alone, this file calls this
-  // generic fallback: what the input's extras make for a dependent, which shares nothing.
+  // included — and which shares records along a chain and always gives an adopting step one. Copied alone,
+  // this file calls this generic fallback: what the input's extras make for a dependent, which shares
+  // nothing.
   @inlinable static func forStep<E: _Extras>(
     from input: E?, at depth: UInt8, adopts: Bool
   ) -> (_Extras?, UInt8) { (input?.dependent(on: nil, at: depth), 0) }
