@@ -1203,6 +1203,7 @@ struct CancellationTests {
       #expect(first.requests <= 1)
       #expect(second.requests == (first.promise.settledResult == .success(2) ? 1 : 0))
       #expect(end.settledResult == .failure(.stopped))
+      second.promise.succeed(0)  // if never adopted, its handler holds its `done` until it settles
     }
     #expect(observerRuns.value == 2_000)
   }
