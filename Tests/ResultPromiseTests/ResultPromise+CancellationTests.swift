@@ -1208,6 +1208,29 @@ struct CancellationTests {
     #expect(observerRuns.value == 2_000)
   }
 
+  @Test("a thenAsync chain cancelled while its works finish on another thread: the request is never lost")
+  func cancelRacingAdoptingChain() {
+    // The last work never finishes by itself: the tail settles only if the request reaches whichever work
+    // runs when it comes, or the one adopted after it.
+    for trial in 0..<2_000 {
+      let (first, second, last) = (Work(), Work(), Work())
+      let head = ResultPromise<Int, TestError>(value: 0)
+      let tail = head.thenAsync { _ in first.promise }.thenAsync { _ in second.promise }
+        .map { $0 + 1 }.thenAsync { _ in last.promise }
+      DispatchQueue.concurrentPerform(iterations: 2) { side in
+        if side == trial % 2 {
+          tail.cancel()
+        } else {
+          first.promise.succeed(1)
+          second.promise.succeed(2)
+        }
+      }
+      #expect([first, second, last].allSatisfy { $0.requests <= 1 })
+      #expect(tail.settledResult == .failure(.stopped))
+      for work in [second, last] { work.promise.succeed(0) }  // any never adopted, so that it is freed
+    }
+  }
+
   @Test("a middle step settled by hand while its chain is cancelled from the end: the work hears one request")
   func middleSettlingRacingCancel() {
     // A settled step lets go of its input under one lock, and leaves the request loop to ask the work only
