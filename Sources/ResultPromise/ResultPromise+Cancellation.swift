@@ -31,10 +31,11 @@
 // Steps that adopt. A `thenAsync` or `recoverAsync` step shares the record too, but it has work of its own
 // to stop once it adopts another promise. The record keeps the set of such steps still *waiting* (neither
 // settled nor reached by a request) and, for each that has adopted a cancellable promise, that promise's
-// place. A request that reaches a waiting step lets go of what it adopted, or, if it has not adopted yet,
-// takes it out of the set, so that what it adopts later is let go at once; settling takes it out too. So a
-// record is *live* — requests still travel through it — while its first promise is open or a step that
-// adopts is waiting: a chain of `thenAsync` steps costs one allocation per step, as a `map` chain does.
+// place (held weakly: see `Adopted`). A request that reaches a waiting step lets go of what it adopted, or,
+// if it has not adopted yet, takes it out of the set, so that what it adopts later is let go at once;
+// settling takes it out too. So a record is *live* — requests still travel through it — while its first
+// promise is open or a step that adopts is waiting: a chain of `thenAsync` steps costs one allocation per
+// step, as a `map` chain does.
 //
 // Which promises have one. A promise made with `onCancel`, by a timer or a `Task`, or by an operator from
 // a promise that has one; and every promise a `thenAsync` or `recoverAsync` step makes, whatever its
@@ -292,13 +293,23 @@ nonisolated extension _Extras {
     @exclusivity(unchecked) @usableFromInline var branches: [Branch] = []
     /// The steps that adopt another promise and still wait: neither settled nor reached by a request.
     @exclusivity(unchecked) @usableFromInline var waiting = Depths()
-    /// The cancellable promises that waiting steps adopted, each with the step's depth.
-    @exclusivity(unchecked) @usableFromInline var adopted: [(depth: UInt8, place: _Place)] = []
+    /// The cancellable promises that waiting steps adopted.
+    @exclusivity(unchecked) @usableFromInline var adopted: [Adopted] = []
     @usableFromInline init() {}
   }
   /// A step that has dependents beside its next step: `others` of them, and whether the next step has let
   /// it go. Kept in order of depth.
   @usableFromInline typealias Branch = (depth: UInt8, others: Int, nextGone: Bool)
+
+  /// A cancellable promise that the waiting step at `depth` adopted: its record, and its depth in it. The
+  /// record is held weakly. The adopted promise may have been made from an earlier step of this very stretch,
+  /// so that its record points up to this one, and a strong reference back would make a cycle that outlives
+  /// an abandoned chain. The adopted promise, and anything still waiting for it, keeps its record alive.
+  @usableFromInline struct Adopted {
+    @usableFromInline let depth: UInt8
+    @usableFromInline weak var record: _Cancellation?
+    @usableFromInline let recordDepth: UInt8
+  }
 
   /// A set of depths, as 256 bits.
   @usableFromInline struct Depths {
@@ -340,7 +351,7 @@ nonisolated extension _Extras {
   // combinators, or a long chain of adopting steps, would otherwise be freed recursively. A record is
   // taken apart only when this loop holds the last reference to it, so no other thread can reach it.
   deinit {
-    guard upstream != nil || rest != nil else { return }
+    guard upstream != nil || rest?.inputs.isEmpty == false else { return }
     var released: [_Cancellation] = []
     moveWhatItWaitsFor(to: &released)
     while var record = released.popLast() {
@@ -419,7 +430,7 @@ nonisolated extension _Extras {
     guard step == 0 else {  // a step sharing the record: it waits for `counted` unless it is waiting no more
       let waits = withLock {
         guard let counted, rest?.waiting.contains(step) == true else { return false }
-        made.adopted.append((step, (counted, depth)))
+        made.adopted.append(Adopted(depth: step, record: counted, recordDepth: depth))
         return true
       }
       return waits ? () : _Cancellation.request(counted, at: depth, direct: false)
@@ -499,7 +510,7 @@ nonisolated extension _Extras {
   /// Moves what the first promise waits for to the end of `list`; by the one thread that can reach the
   /// record.
   @usableFromInline func moveWhatItWaitsFor(to list: inout [_Cancellation]) {
-    if let rest = rest.take() { list += rest.inputs.map(\.record) + rest.adopted.map(\.place.record) }
+    list += rest.take()?.inputs.map(\.record) ?? []
     if let above = upstream.take() { list.append(above) }
   }
 
@@ -561,8 +572,12 @@ nonisolated extension _Extras {
     rest.waiting.remove(from: low, through: high)
     guard !rest.adopted.isEmpty else { return [] }
     defer { rest.adopted.removeAll { low...high ~= Int($0.depth) } }
-    return rest.adopted.filter { low...high ~= Int($0.depth) }.map(\.place)
+    return rest.adopted.compactMap { adopted in
+      guard low...high ~= Int(adopted.depth), let record = adopted.record else { return nil }
+      return (record, adopted.recordDepth)
+    }
   }
+
   /// Under the lock: the first promise's handlers and inputs, taken out to be run or let go after the lock.
   /// With them goes `rest` itself, unless a step that adopts still needs it.
   @usableFromInline func takeWork() -> Rest? {

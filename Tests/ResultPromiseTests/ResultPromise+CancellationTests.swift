@@ -58,6 +58,9 @@ func cancellable<Value: Sendable>(fulfilledBy holder: HeldFulfil<Value>) -> Resu
   }
 }
 
+/// An object to watch for release, captured by a handler.
+private final class Token: Sendable {}
+
 /// Types named only in one test each, so that the broken-promise reports they look for are their own.
 private struct NeverCancellableMarker {}
 private struct OperatorMadeMarker {}
@@ -1422,6 +1425,30 @@ struct CancellationTests {
     #expect(weakAdopted != nil, "its fulfil function holds the adopted promise, and so the chain")
     fulfil.withLock { $0 = nil }
     #expect(weakTail == nil && weakAdopted == nil)
+  }
+
+  @Test("a step that adopted a promise made from an earlier pending step of its chain, dropped, is freed")
+  func droppedAdoptionOfAnEarlierStep() {
+    // The adopted promise's record points up to the chain's record, which the step shares: the chain's
+    // record must not hold it strongly back, or the two would keep each other (and the root's handlers).
+    BrokenPromiseReports.install()
+    let fulfil = HeldFulfil<Int>(nil)
+    let watched = Locked<[Watched]>([])
+    do {
+      let token = Token()
+      let root = ResultPromise<Int, TestError> { done, onCancel in
+        fulfil.withLock { $0 = done }
+        onCancel { _ = token }
+      }
+      _ = root.ignoringCancel()  // a dependent for good: no request stops the root, which keeps its handler
+      let earlier = root.map { $0 + 1 }
+      let middle = earlier.map { $0 + 1 }
+      let step = middle.thenAsync { _ in earlier.map { $0 } }
+      middle.fulfil(with: .success(1))  // out of order: the step adopts now, while `earlier` is pending
+      watched.withLock { $0 = [Watched(token), Watched(step), Watched(root)] }
+    }
+    fulfil.withLock { $0 = nil }  // the last hold on the pending chain
+    #expect(watched.withLock { $0.allSatisfy(\.isReleased) })
   }
 
   @Test("a settled chain keeps nothing alive through its records")
