@@ -300,6 +300,8 @@ nonisolated extension _Extras {
   /// A step that has dependents beside its next step: `others` of them, and whether the next step has let
   /// it go. Kept in order of depth.
   @usableFromInline typealias Branch = (depth: UInt8, others: Int, nextGone: Bool)
+  /// The first promise's work, as it is taken out of `rest` when that promise settles or is cancelled.
+  @usableFromInline typealias Work = (handlers: [@Sendable () -> Void], inputs: [_Place])
 
   /// A cancellable promise that the waiting step at `depth` adopted: its record, and its depth in it. The
   /// record is held weakly. The adopted promise may have been made from an earlier step of this very stretch,
@@ -396,7 +398,7 @@ nonisolated extension _Extras {
     guard depth == 0 else { return lettingGo(at: depth, direct: true) }
     // What it waited for, unless a request has let it go already; and its handlers and inputs, which are
     // released after the lock: what the handlers capture may have deinitialisers (user code).
-    let (letGo, taken): (_Place??, Rest?) = withLock {
+    let (letGo, taken): (_Place??, Work?) = withLock {
       defer { state = .settled }
       return (state == .open ? .some(upstream.take().map { ($0, upstreamDepth) }) : nil, takeWork())
     }
@@ -543,9 +545,9 @@ nonisolated extension _Extras {
       depth -= 1
     }
     while depth > 0, let rest, let index = rest.branches.lastIndex(where: { $0.depth <= depth }) {
-      if fromNext { low = Int(rest.branches[index].depth) + 1 }  // the steps between have nothing else
-      depth = rest.branches[index].depth
+      depth = rest.branches[index].depth  // the steps between have nothing else
       if fromNext {
+        low = Int(depth) + 1
         guard !rest.branches[index].nextGone else { return (false, low, high) }
         rest.branches[index].nextGone = true
       } else {
@@ -571,21 +573,21 @@ nonisolated extension _Extras {
     guard low <= high, let rest, !rest.waiting.isEmpty else { return [] }
     rest.waiting.remove(from: low, through: high)
     guard !rest.adopted.isEmpty else { return [] }
-    defer { rest.adopted.removeAll { low...high ~= Int($0.depth) } }
-    return rest.adopted.compactMap { adopted in
-      guard low...high ~= Int(adopted.depth), let record = adopted.record else { return nil }
-      return (record, adopted.recordDepth)
+    var found: [_Place] = []
+    rest.adopted.removeAll { adopted in
+      guard low...high ~= Int(adopted.depth) else { return false }
+      if let record = adopted.record { found.append((record, adopted.recordDepth)) }
+      return true
     }
+    return found
   }
 
   /// Under the lock: the first promise's handlers and inputs, taken out to be run or let go after the lock.
-  /// With them goes `rest` itself, unless a step that adopts still needs it.
-  @usableFromInline func takeWork() -> Rest? {
-    guard let rest, !rest.waiting.isEmpty else { return rest.take() }
-    guard !rest.handlers.isEmpty || !rest.inputs.isEmpty else { return nil }
-    let work = Rest()
-    (work.handlers, work.inputs, rest.handlers, rest.inputs) = (rest.handlers, rest.inputs, [], [])
-    return work
+  /// `rest` goes with them, unless a step that adopts still needs it.
+  @usableFromInline func takeWork() -> Work? {
+    guard let rest else { return nil }
+    defer { if rest.waiting.isEmpty { self.rest = nil } else { (rest.handlers, rest.inputs) = ([], []) } }
+    return (rest.handlers, rest.inputs)
   }
 
   /// Delivers requests: to the promise at `depth` of `record` itself if `direct`, otherwise as a dependent
@@ -602,21 +604,22 @@ nonisolated extension _Extras {
       let isDirect = direct  // only the first place, and only if asked
       (next, direct) = (nil, false)
       // nil: the request stops here. Otherwise what the first promise waited for, its handlers and inputs.
-      let cancelled: (_Cancellation?, UInt8, Rest?)? = record.withLock {
+      let cancelled: (_Cancellation?, UInt8, Work?)? = record.withLock {
         guard let (cancels, reached) = record.withdraw(at: depth, direct: isDirect) else { return nil }
         others += reached
         guard cancels else { return nil }
         record.state = .cancelled
         return (record.upstream.take(), record.upstreamDepth, record.takeWork())
       }
-      guard let (upstream, upstreamDepth, rest) = cancelled else { continue }
-      if let rest {
-        run(rest.handlers, for: record)
-        others += rest.inputs
+      guard let (upstream, upstreamDepth, work) = cancelled else { continue }
+      if let work {
+        run(work.handlers, for: record)
+        others += work.inputs
       }
       (next, depth) = (upstream, upstreamDepth)
     }
   }
+
   /// Runs handlers on this thread, through its queue of work: after the callback running now, if any.
   @usableFromInline static func run(_ handlers: [@Sendable () -> Void], for record: _Cancellation) {
     for handler in handlers {
