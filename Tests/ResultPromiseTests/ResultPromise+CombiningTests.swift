@@ -404,13 +404,13 @@ struct CombiningTests {
   }
 }
 
-extension MillionSteps {
-  /// The combinators over 1,000,000 inputs: one at a time with the other million-step tests.
+extension LongChains {
+  /// The combinators over a long run of inputs: one at a time with the other long-chain tests.
   @Suite("Combining at scale")
   struct CombiningAtScaleTests {
-    @Test("all and allSettled over 1,000,000 inputs settled one by one resolve in constant stack depth")
+    @Test("all and allSettled over a long run of inputs settled one by one resolve in constant stack depth")
     func millionInputs() async {
-      let count = 1_000_000
+      let count = LongChains.length
       let sums = Log<Int>()
       await onSmallStack {
         let inputs = (0..<count).map { _ in ResultPromise<Int, TestError>() }
@@ -422,9 +422,10 @@ extension MillionSteps {
     }
 
     @Test(
-      "all(_:concurrently:) over 1,000,000 makers whose promises settle at once keeps constant stack depth")
+      "all(_:concurrently:) over a long run of makers whose promises settle at once keeps constant stack depth"
+    )
     func millionMakersSettledAtOnce() async {
-      let count = 1_000_000
+      let count = LongChains.length
       let sums = Log<Int>()
       await onSmallStack {
         ResultPromise.all(
@@ -443,9 +444,10 @@ extension MillionSteps {
       #expect(sums.values == [count / 2, count])
     }
 
-    @Test("all over 1,000,000 inputs that settle inside each other's observers keeps constant stack depth")
+    @Test(
+      "all over a long run of inputs that settle inside each other's observers keeps constant stack depth")
     func millionInputsCascading() async {
-      let count = 1_000_000
+      let count = LongChains.length
       let total = Log<Int>()
       await onSmallStack {
         let inputs = (0..<count).map { _ in ResultPromise<Int, TestError>() }
