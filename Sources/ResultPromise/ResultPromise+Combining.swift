@@ -301,29 +301,41 @@ nonisolated extension ResultPromise where Success == Never {
     // Each input's value goes to a slot of its own: the observers hold the slots, never the inputs, so
     // an input nobody else holds is released (and reported, if user-made) while the others wait.
     let slots = (repeat _Slot<each Value>())
-    var count = 0
-    for _ in repeat each promise { count += 1 }
-    let remaining = _Results<Void, Failure>(count: count)
-    guard count > 0 else {
-      next.fulfil(with: .success((repeat (each slots).value)))
+    // What settles `next` is made here, outside the loop below, and each observer is made by `_observe`,
+    // which sees one input's type and nothing of the pack. Swift 6.3.1 with -O miscompiles an escaping
+    // closure made inside `for … in repeat each` that captures both the loop's element and anything
+    // typed by the whole pack: it reads wrong type metadata and crashes (0.2.0 to 0.4.6). Reduced:
+    //   func f<each V>(_ v: repeat each V) { for x in repeat each v { run { print(x, (repeat each v)) } } }
+    // with `run` taking an `@escaping` closure it calls, crashes in `f(1, 2)` built with -O.
+    let succeed = { _ = next.fulfil(with: .success((repeat (each slots).value))) }
+    let fail = { (error: Failure) in _ = next.fulfil(with: .failure(error)) }
+    guard !inputs.isEmpty else {
+      succeed()
       return next
     }
+    let remaining = _Results<Void, Failure>(count: inputs.count)
     var index = 0
     for (input, slot) in repeat (each promise, each slots) {
-      let position = index
+      _observe(input, into: slot, at: index, of: remaining, succeed: succeed, fail: fail)
       index += 1
-      input._await { result in
-        switch result {
-        case .failure(let error): next.fulfil(with: .failure(error))
-        case .success(let value):
-          slot.stored = value
-          if remaining.record(.success(()), at: position) != nil {
-            next.fulfil(with: .success((repeat (each slots).value)))
-          }
-        }
-      }
     }
     return next
+  }
+
+  /// `zip`'s observer of one input: stores its value, and calls `succeed` once every input has stored
+  /// one, or `fail` with its failure.
+  @inlinable static func _observe<Value>(
+    _ input: ResultPromise<Value, Failure>, into slot: _Slot<Value>, at position: Int,
+    of remaining: _Results<Void, Failure>, succeed: @escaping () -> Void, fail: @escaping (Failure) -> Void
+  ) {
+    input._await { result in
+      switch result {
+      case .failure(let error): fail(error)
+      case .success(let value):
+        slot.stored = value
+        if remaining.record(.success(()), at: position) != nil { succeed() }
+      }
+    }
   }
 }
 

@@ -191,6 +191,115 @@ struct CombiningTests {
     }
   }
 
+  /// The cases `zip` is run in, each in a child process of its own: built optimised, `zip` crashed on its
+  /// first call from 0.2.0 to 0.4.6, which ends the whole test process; in a child it fails one test.
+  enum ZipCase: String, CaseIterable, Codable, Sendable {
+    case noInputs, oneSettledInt, twoSettledInts, threePendingMixed, fourSettledStructsAndClasses
+    case sevenPendingMixed, sevenWithAFailure, settledFailure, cancelled
+
+    struct Point: Equatable, Sendable { var x, y: Double }
+    final class Name: Sendable {
+      let text: String
+      init(_ text: String) { self.text = text }
+    }
+
+    /// Runs the case in this process; returns a description of what went wrong, or `nil`.
+    func run() -> String? {
+      func pending<Value>(_: Value.Type) -> ResultPromise<Value, TestError> { ResultPromise() }
+      let seen = Log<String>()
+      func check(_ expected: String) -> String? {
+        seen.values == [expected] ? nil : "\(rawValue): saw \(seen.values), expected [\(expected)]"
+      }
+      @Sendable func show<Value>(_ result: Result<Value, TestError>) -> String {
+        switch result {
+        case .success(let value): "success \(value)"
+        case .failure(let error): "failure \(error)"
+        }
+      }
+      switch self {
+      case .noInputs:
+        ResultPromise<Never, TestError>.zip().await { seen.append(show($0)) }
+        return check("success ()")
+      case .oneSettledInt:
+        ResultPromise.zip(ResultPromise<Int, TestError>(value: 1)).await { seen.append(show($0)) }
+        return check("success 1")
+      case .twoSettledInts:
+        ResultPromise.zip(ResultPromise<Int, Never>(value: 1), ResultPromise<Int, Never>(value: 2))
+          .await { seen.append("\($0)") }
+        return check("success(1, 2)")
+      case .threePendingMixed:
+        let (a, b, c) = (pending(Int.self), pending(String.self), pending(Double.self))
+        ResultPromise.zip(a, b, c).await { seen.append(show($0)) }
+        c.succeed(2.5)
+        b.succeed("b")
+        if !seen.values.isEmpty { return "\(rawValue): settled before its last input" }
+        a.succeed(1)
+        return check(#"success (1, "b", 2.5)"#)
+      case .fourSettledStructsAndClasses:
+        ResultPromise.zip(
+          ResultPromise<Point, TestError>(value: Point(x: 1, y: 2)),
+          ResultPromise<Name, TestError>(value: Name("n")), ResultPromise<String, TestError>(value: "s"),
+          ResultPromise<Int, TestError>(value: 4)
+        ).await { result in
+          seen.append(show(result.map { "\($0.0.x) \($0.0.y) \($0.1.text) \($0.2) \($0.3)" }))
+        }
+        return check("success 1.0 2.0 n s 4")
+      case .sevenPendingMixed, .sevenWithAFailure:
+        let (a, b, c) = (pending(Int.self), pending(String.self), pending(Double.self))
+        let (d, e, f, g) = (pending(Point.self), pending(Name.self), pending([Int].self), pending(Bool.self))
+        ResultPromise.zip(a, b, c, d, e, f, g).await { result in
+          seen.append(show(result.map { "\($0.0) \($0.1) \($0.2) \($0.3.x) \($0.4.text) \($0.5) \($0.6)" }))
+        }
+        g.succeed(true)
+        e.succeed(Name("e"))
+        a.succeed(1)
+        if self == .sevenWithAFailure {
+          f.fail(.other(6))
+          c.fail(.other(3))
+          return check("failure other(6)")
+        }
+        f.succeed([6])
+        c.succeed(3)
+        d.succeed(Point(x: 4, y: 0))
+        b.succeed("b")
+        return check("success 1 b 3.0 4.0 e [6] true")
+      case .settledFailure:
+        ResultPromise.zip(
+          ResultPromise<Int, TestError>(error: .boom), ResultPromise<String, TestError>(value: "s")
+        )
+        .await { seen.append(show($0)) }
+        return check("failure boom")
+      case .cancelled:
+        let requests = Counter()
+        func cancellable<Value>(_: Value.Type) -> ResultPromise<Value, TestError> {
+          ResultPromise { done, onCancel in
+            onCancel {
+              requests.increment()
+              done(.failure(.other(requests.value)))
+            }
+          }
+        }
+        let zipped = ResultPromise.zip(cancellable(Int.self), cancellable(String.self))
+        zipped.await { seen.append(show($0)) }
+        zipped.cancel()
+        if requests.value != 2 { return "\(rawValue): \(requests.value) inputs heard the request, not 2" }
+        return check("failure other(1)")
+      }
+    }
+  }
+
+  @Test(
+    "zip gives the right tuple or the first failure, for 0 to 7 inputs of any type, in a child process",
+    arguments: ZipCase.allCases)
+  func zipInAChildProcess(zipCase: ZipCase) async {
+    await #expect(processExitsWith: .success) { [zipCase] in
+      if let problem = zipCase.run() {
+        print(problem)
+        exit(1)
+      }
+    }
+  }
+
   // MARK: At most n at a time
 
   /// Makers whose promises settle when the test says, counting how many are pending at once.
