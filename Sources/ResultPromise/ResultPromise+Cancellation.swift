@@ -215,6 +215,59 @@ nonisolated extension ResultPromise {
     return next
   }
 
+  /// A promise for a caller who may leave: it settles like this one, or — when a request reaches it
+  /// first — fails at once with `failure`, and lets this promise go.
+  ///
+  /// ```swift
+  /// // One download per URL, shared by every caller; each caller can leave on its own.
+  /// func image(_ url: URL) -> ResultPromise<Image, LoadError> {
+  ///     let download = downloads[url] ?? startDownload(url)   // ResultPromise { done, onCancel in … }
+  ///     downloads[url] = download
+  ///     return download.abandoningOnCancel(with: .cancelled)
+  /// }
+  ///
+  /// let avatar = image(url)
+  /// avatar.onFailure { error in … }   // .cancelled, at once
+  /// avatar.cancel()   // the download goes on for the other callers; when the last
+  ///                   // has left, it is asked to stop
+  /// ```
+  ///
+  /// A request (see ``cancel()``) that reaches the returned promise before it settles fails it with
+  /// `failure`, at once, on the requesting thread (after the callback that is running, if made from
+  /// inside one), and the returned promise withdraws from this one as a settled dependent does: this
+  /// promise is asked to stop only if nothing else wants it. Its observers run once, with that failure; a
+  /// result that this promise brings later is dropped. So the steps after it see an ordinary failure: a
+  /// `thenAsync` after it whose input had not settled never starts its work. If this promise settles
+  /// first, the returned one settles like it, and a later request changes nothing. A request and this
+  /// promise's settlement that race decide once; `failure` is evaluated only when it is the outcome.
+  ///
+  /// Without it a request is never an outcome: a caller who cancels a shared promise's dependent hears
+  /// nothing until the shared work ends, and then its result. The returned promise holds this one's
+  /// observer only until one of the two has settled it.
+  /// - Parameter failure: What the caller who left hears; evaluated only if a request decides.
+  /// - Returns: A promise that settles like this one, or fails with `failure` on a request.
+  public func abandoningOnCancel(
+    with failure: @autoclosure @escaping @Sendable () -> Failure
+  ) -> ResultPromise<Success, Failure> {
+    let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
+    let next = ResultPromise(_pending: record)
+    // Whichever comes first, this promise's result or a request, takes `next` from `first` and settles it.
+    // Only this promise's observer holds `first`, and so `next`, strongly, until then: the handler, which
+    // `next`'s record holds, reaches them weakly, so they make no cycle. If this promise is dropped
+    // unsettled, its observer goes, and with it `first`; the handler then settles `next` if anyone still
+    // holds it, since nothing else can.
+    let (first, later) = (_First(next), _Weak(next))
+    record.onCancel { [weak first] in
+      if let first {
+        first.take()?.fulfil(with: .failure(failure()))
+      } else if let next = later.object, next.isPending {
+        next.fulfil(with: .failure(failure()))
+      }
+    }
+    _await { first.take()?.fulfil(with: $0) }
+    return next
+  }
+
   /// Creates a pending user-made promise (reported if dropped while pending) with `record`.
   @inlinable convenience init(_userMade record: _Cancellation, file: StaticString, line: UInt) {
     self.init(_pending: record)
@@ -223,6 +276,29 @@ nonisolated extension ResultPromise {
       _origin = (file, line)
     #endif
   }
+}
+
+/// A value that only the first of the parties racing for it gets: the promise that `abandoningOnCancel`'s
+/// request handler and its input's observer race to settle.
+///
+/// `@unchecked Sendable`: `value` is read and written only under the lock, and handed to one party only.
+/// (A promise of a non-`Sendable` value may be handed to the request handler's thread: the handler only
+/// settles it with a failure, and settling is thread-safe; no value crosses.)
+@usableFromInline final nonisolated class _First<Value>: @unchecked Sendable {
+  @exclusivity(unchecked) @usableFromInline var value: Value?
+  @inlinable init(_ value: Value) { self.value = value }
+
+  /// The value, for the first caller only; `nil` after.
+  @inlinable func take() -> Value? { _Lock(for: self).withLock { value.take() } }
+}
+
+/// A weak reference that a `@Sendable` closure can hold, to a promise it may only settle.
+///
+/// `@unchecked Sendable`: `object` is set once, before the box is shared, and weak loads are atomic. (The
+/// promise's value may not be `Sendable`; it is only settled with a failure through this box.)
+@usableFromInline final nonisolated class _Weak<Object: AnyObject>: @unchecked Sendable {
+  @usableFromInline weak var object: Object?
+  @inlinable init(_ object: Object) { self.object = object }
 }
 
 // MARK: - Records (internal)
@@ -242,11 +318,19 @@ nonisolated extension _Extras {
     return (input?.dependent(on: nil, at: depth) ?? (adopts ? _Cancellation() : nil), 0)
   }
 
-  // The same trick for `MainActorPromise.cancel()`: the main-actor file declares a generic fallback that
-  // does nothing, and Swift prefers this more specific overload wherever this file is in the module.
+  // The same trick for `MainActorPromise.cancel()` and `abandoningOnCancel(with:)`: the main-actor file
+  // declares generic fallbacks, and Swift prefers these more specific overloads wherever this file is in
+  // the module.
   /// Asks the work behind `promise` to stop; see ``ResultPromise/cancel()``.
   static func requestCancel<Success, Failure>(_ promise: ResultPromise<Success, Failure>) {
     promise.cancel()
+  }
+
+  /// `promise.abandoningOnCancel(with: failure())`; see ``ResultPromise/abandoningOnCancel(with:)``.
+  static func abandoning<Success, Failure>(
+    _ promise: ResultPromise<Success, Failure>, with failure: @escaping @Sendable () -> Failure
+  ) -> ResultPromise<Success, Failure> {
+    promise.abandoningOnCancel(with: failure())
   }
 }
 

@@ -110,6 +110,34 @@ nonisolated extension MainActorPromise {
   public func cancel() {
     _Extras.requestCancel(promise)
   }
+
+  /// A view for a caller who may leave: it settles like this one, or — when a request reaches it first —
+  /// fails at once with `failure`, and lets the underlying promise go. As
+  /// ``ResultPromise/abandoningOnCancel(with:)``; the view's steps then run on the main actor.
+  ///
+  /// ```swift
+  /// @MainActor final class AvatarModel {
+  ///     var image: Image?
+  ///     private var loading: MainActorPromise<Image, LoadError>?
+  ///
+  ///     func show(_ url: URL) {
+  ///         loading?.cancel()   // this model hears .cancelled now; the shared download goes on
+  ///         loading = images.download(url).onMainActor
+  ///             .abandoningOnCancel(with: .cancelled)
+  ///             .onSuccess { self.image = $0 }
+  ///     }
+  /// }
+  /// ```
+  ///
+  /// Callable from any isolation. Copied without `ResultPromise+Cancellation.swift`, nothing can be
+  /// cancelled, and this returns a view of the same promise.
+  /// - Parameter failure: What the caller who left hears; evaluated only if a request decides.
+  /// - Returns: A view that settles like this one, or fails with `failure` on a request.
+  public func abandoningOnCancel(
+    with failure: @autoclosure @escaping @Sendable () -> Failure
+  ) -> MainActorPromise<Success, Failure> {
+    MainActorPromise(_Extras.abandoning(promise, with: failure))
+  }
 }
 
 @MainActor
@@ -267,6 +295,23 @@ extension MainActorPromise {
     _ transform: @escaping @MainActor (Success) throws(Failure) -> NewSuccess
   ) -> MainActorPromise<NewSuccess, Failure> {
     then { value in Result { () throws(Failure) in try transform(value) } }
+  }
+
+  /// This view, typed to join a chain that can fail with `NewFailure`: the promise cannot fail, so it never
+  /// does. As ``ResultPromise/setFailureType(to:)``.
+  ///
+  /// ```swift
+  /// cache.thumbnail(id).onMainActor          // MainActorPromise<Image, Never>
+  ///     .setFailureType(to: LoadError.self)
+  ///     .thenAsync { image in uploader.upload(image) }
+  /// ```
+  /// - Parameter failureType: The failure type of the returned view.
+  /// - Returns: A view of a promise with this promise's value and the failure type `NewFailure`.
+  @inlinable public func setFailureType<NewFailure>(
+    to failureType: NewFailure.Type
+  ) -> MainActorPromise<Success, NewFailure> where Failure == Never {
+    MainActorPromise<Success, NewFailure>(
+      promise._chain(()) { _, result, next in next.fulfil(with: .success(result.get())) })
   }
 
   /// Transforms the failure on the main actor.
@@ -451,6 +496,13 @@ nonisolated extension _Extras {
   // that file no promise can be cancelled, so this one has nothing to do.
   /// Does nothing: without the cancellation file no promise can be cancelled.
   static func requestCancel<Promise>(_ promise: Promise) {}
+
+  /// `promise` itself: without the cancellation file no request can come.
+  static func abandoning<Promise, Failure>(
+    _ promise: Promise, with failure: @escaping @Sendable () -> Failure
+  ) -> Promise {
+    promise
+  }
 }
 
 // MARK: - Hops to the main queue (internal)

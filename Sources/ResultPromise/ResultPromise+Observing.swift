@@ -1,7 +1,8 @@
 // Observing one side of the outcome, running code on either outcome, and reading the outcome now.
 // `onSuccess` and `always` hand the value to a closure on whichever thread settles the promise, and
 // `settledResult` hands it to whichever thread reads it, so they need `Success: Sendable`; `onFailure`
-// never sees the value and works for any `Success`. `onMainActor` has all four.
+// never sees the value and works for any `Success`. `onMainActor` has all four. And `setFailureType(to:)`,
+// which lets a promise that cannot fail join a chain that can.
 //
 // This file needs only the core file, `ResultPromise.swift`, beside it.
 
@@ -98,5 +99,26 @@ nonisolated extension ResultPromise where Success == Void {
   /// - Returns: `true` if this call settled the promise, `false` if it was already settled.
   @inlinable @discardableResult public func succeed() -> Bool {
     fulfil(with: .success(()))
+  }
+}
+
+nonisolated extension ResultPromise where Failure == Never {
+  /// This promise, typed to join a chain that can fail with `NewFailure`: it cannot fail, so it never does.
+  ///
+  /// ```swift
+  /// let greeting: ResultPromise<String, Never> = ResultPromise(value: "hello")
+  /// let sent: ResultPromise<Receipt, NetworkError> = greeting
+  ///     .setFailureType(to: NetworkError.self)
+  ///     .thenAsync { text in api.send(text) }
+  /// ```
+  ///
+  /// As Combine's `setFailureType(to:)`. One step, as `mapError` makes; a request (see `cancel()`, in
+  /// `ResultPromise+Cancellation.swift`) passes through it.
+  /// - Parameter failureType: The failure type of the returned promise.
+  /// - Returns: A promise with this promise's value and the failure type `NewFailure`.
+  @inlinable public func setFailureType<NewFailure>(
+    to failureType: NewFailure.Type
+  ) -> ResultPromise<Success, NewFailure> {
+    _chain(()) { _, result, next in next.fulfil(with: .success(result.get())) }
   }
 }

@@ -1694,3 +1694,181 @@ struct SplitMix64: RandomNumberGenerator {
     return mixed ^ (mixed >> 31)
   }
 }
+
+/// A marker type only the abandoned-input test uses, so that the broken-promise report it causes is its own.
+private struct AbandonedInputMarker: Sendable {}
+
+/// `abandoningOnCancel(with:)`: a caller who leaves hears at once, and shared work stops with the last.
+@Suite("Cancellation: callers who leave")
+struct AbandoningOnCancelTests {
+  @Test("a caller that leaves shared work hears its failure at once; the other still gets the success")
+  func oneCallerLeaves() {
+    let download = Work(stops: false)
+    let (leaving, staying) = (Log<Result<Int, TestError>>(), Log<Result<Int, TestError>>())
+    let first = download.promise.abandoningOnCancel(with: .other(1))
+    let second = download.promise.abandoningOnCancel(with: .other(2))
+    first.await(leaving.append)
+    second.await(staying.append)
+    first.cancel()
+    #expect(leaving.values == [.failure(.other(1))], "at once, not when the download ends")
+    #expect(download.requests == 0, "the other caller still wants the download")
+    #expect(staying.values.isEmpty)
+    download.promise.succeed(7)
+    #expect(staying.values == [.success(7)])
+    #expect(leaving.values == [.failure(.other(1))], "the caller that left hears nothing more")
+    #expect(first.settledResult == .failure(.other(1)))
+  }
+
+  @Test("the last caller leaving asks the shared work to stop, exactly once, also through a later step")
+  func lastCallerStopsTheWork() {
+    let download = Work()
+    let callers = (0..<3).map { download.promise.abandoningOnCancel(with: .other($0)) }
+    let tail = callers[1].map { $0 + 1 }
+    callers[0].cancel()
+    callers[2].cancel()
+    #expect(download.requests == 0)
+    tail.cancel()  // reaches callers[1] through its step: the last to leave
+    #expect(download.requests == 1)
+    for caller in callers { caller.cancel() }
+    tail.cancel()
+    #expect(download.requests == 1)
+    for (index, caller) in callers.enumerated() { #expect(caller.settledResult == .failure(.other(index))) }
+    #expect(tail.settledResult == .failure(.other(1)))
+    #expect(download.promise.settledResult == .failure(.stopped))
+  }
+
+  @Test("a request during a plain first step fails at once, so the thenAsync after it never starts its work")
+  func requestDuringPlainStep() {
+    let lookup = ResultPromise<Int, TestError>()  // a plain cache lookup: nothing to stop
+    let started = Counter()
+    let tail = lookup.abandoningOnCancel(with: .other(0)).thenAsync { value in
+      started.increment()
+      return ResultPromise(value: value)
+    }
+    let seen = Log<Result<Int, TestError>>()
+    tail.await(seen.append)
+    tail.cancel()
+    #expect(seen.values == [.failure(.other(0))])
+    lookup.succeed(1)
+    #expect(started.value == 0)
+    #expect(seen.values == [.failure(.other(0))])
+  }
+
+  @Test("the failure is evaluated only when it is the outcome, once")
+  func failureEvaluatedOnlyWhenOutcome() {
+    let evaluations = Counter()
+    let input = ResultPromise<Int, TestError>()
+    let settledFirst = input.abandoningOnCancel(with: counted(evaluations, .other(1)))
+    input.succeed(1)
+    settledFirst.cancel()
+    #expect(settledFirst.settledResult == .success(1))
+    let onSettled = ResultPromise<Int, TestError>(value: 2).abandoningOnCancel(
+      with: counted(evaluations, .boom))
+    onSettled.cancel()
+    #expect(onSettled.settledResult == .success(2))
+    #expect(evaluations.value == 0)
+    let left = ResultPromise<Int, TestError>().abandoningOnCancel(with: counted(evaluations, .other(3)))
+    left.cancel()
+    left.cancel()
+    #expect(left.settledResult == .failure(.other(3)))
+    #expect(evaluations.value == 1)
+  }
+
+  @Test("a request racing the input's settlement decides once: one outcome, observers once (2,000 trials)")
+  func requestRacesSettlement() {
+    var (successes, failures) = (0, 0)
+    for _ in 0..<2_000 {
+      let evaluations = Counter()
+      let input = ResultPromise<Int, TestError>()
+      let caller = input.abandoningOnCancel(with: counted(evaluations, .other(0)))
+      let seen = Log<Result<Int, TestError>>()
+      caller.await(seen.append)
+      caller.map { $0 }.await(seen.append)
+      let ready = Counter()
+      DispatchQueue.concurrentPerform(iterations: 2) { side in
+        ready.increment()
+        while ready.value < 2 {}  // both sides start together
+        if side == 0 { input.succeed(5) } else { caller.cancel() }
+      }
+      let outcome = seen.values
+      #expect(outcome.count == 2 && outcome[0] == outcome[1])
+      switch outcome.first {
+      case .success(5): successes += 1
+      case .failure(.other(0)): failures += 1
+      default: Issue.record("unexpected outcome \(outcome)")
+      }
+      #expect(evaluations.value == (caller.settledResult == .failure(.other(0)) ? 1 : 0))
+    }
+    // Both orders occur: the request won 10, 111 and 329 of 2,000 trials in three runs here.
+    #expect(successes + failures == 2_000)
+  }
+
+  @Test("a settlement that comes while a request is deciding is dropped")
+  func settlementWhileRequestDecides() {
+    let (deciding, go) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+    let input = ResultPromise<Int, TestError>()
+    let caller = input.abandoningOnCancel(
+      with: {
+        deciding.signal()  // the request has won, and is making its failure
+        go.wait()
+        return TestError.other(0)
+      }())
+    let seen = Log<Result<Int, TestError>>()
+    caller.await(seen.append)
+    let requested = DispatchSemaphore(value: 0)
+    onNewThread {
+      caller.cancel()
+      requested.signal()
+    }
+    deciding.wait()
+    #expect(input.fulfil(with: .success(5)))
+    go.signal()
+    requested.wait()
+    #expect(seen.values == [.failure(.other(0))])
+  }
+
+  @Test("a request that comes while the input's result is being delivered changes nothing")
+  func requestWhileResultIsDelivered() {
+    let (delivering, go) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+    let evaluations = Counter()
+    let input = ResultPromise<Int, TestError>()
+    let caller = input.abandoningOnCancel(with: counted(evaluations, .other(0)))
+    let seen = Log<Result<Int, TestError>>()
+    caller.await { result in
+      delivering.signal()  // the input's result has settled the caller; its observers run
+      go.wait()
+      seen.append(result)
+    }
+    let settled = DispatchSemaphore(value: 0)
+    onNewThread {
+      input.succeed(5)
+      settled.signal()
+    }
+    delivering.wait()
+    caller.cancel()
+    go.signal()
+    settled.wait()
+    #expect(seen.values == [.success(5)])
+    #expect(evaluations.value == 0)
+  }
+
+  @Test("the promise a caller left is let go at once, and one over a dropped input is freed with it")
+  func nothingHeldPastTheOutcome() {
+    BrokenPromiseReports.install()
+    let input = ResultPromise<Int, TestError>()
+    weak var left: ResultPromise<Int, TestError>?
+    do {
+      let caller = input.abandoningOnCancel(with: .boom)
+      left = caller
+      caller.cancel()
+    }
+    #expect(left == nil, "the input, still pending, no longer holds the caller that left")
+    weak var dropped: ResultPromise<AbandonedInputMarker, TestError>?
+    do {
+      let pending = ResultPromise<AbandonedInputMarker, TestError>()
+      dropped = pending.abandoningOnCancel(with: .boom)
+    }
+    #expect(dropped == nil, "no cycle through the request handler")
+    #expect(input.isPending)
+  }
+}

@@ -278,6 +278,32 @@ func onOtherThreadBlocking(_ body: @escaping @Sendable () -> Void) {
   }
 }
 
+extension MainActorPromiseTests {
+  @Test("setFailureType(to:) and abandoningOnCancel(with:) on the view: the caller that left hears at once")
+  func viewSetsFailureTypeAndLeaves() {
+    let stops = Counter()
+    let download = ResultPromise<Int, Never> { done, onCancel in
+      onCancel {
+        stops.increment()
+        done(.success(0))
+      }
+    }
+    var (leaving, staying): ([Result<Int, TestError>], [Result<Int, TestError>]) = ([], [])
+    let first = download.onMainActor.setFailureType(to: TestError.self).abandoningOnCancel(with: .other(1))
+    let second = download.onMainActor.setFailureType(to: TestError.self).abandoningOnCancel(with: .other(2))
+    first.await { leaving.append($0) }
+    second.await { staying.append($0) }
+    first.cancel()
+    #expect(leaving == [.failure(.other(1))], "at once, on the main actor")
+    #expect(stops.value == 0 && staying.isEmpty)
+    download.succeed(7)
+    #expect(staying == [.success(7)])
+    #expect(leaving == [.failure(.other(1))])
+    second.map { $0 + 1 }.cancel()
+    #expect(stops.value == 0, "the download has settled: nothing to stop")
+  }
+}
+
 extension LongChains {
   /// Long main-actor chains: one at a time with the other long-chain tests.
   @Suite("Main actor at scale")

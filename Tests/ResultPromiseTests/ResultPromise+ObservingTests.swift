@@ -142,4 +142,27 @@ struct ObservingTests {
     #expect(stale.value == 0)
     #expect(wrong.value == 0)
   }
+
+  @Test("setFailureType(to:) types a promise that cannot fail for a chain that can, and passes requests on")
+  func setFailureType() {
+    let seen = Log<Result<String, TestError>>()
+    let never = ResultPromise<Int, Never>()
+    let typed = never.setFailureType(to: TestError.self)
+      .then { $0 > 0 ? .success("\($0)") : .failure(.boom) }
+    #expect(staticType(of: typed) == ResultPromise<String, TestError>.self)
+    typed.await(seen.append)
+    never.succeed(1)
+    #expect(seen.values == [.success("1")])
+    let stops = Counter()
+    let work = ResultPromise<Int, Never> { done, onCancel in
+      onCancel {
+        stops.increment()
+        done(.success(0))
+      }
+    }
+    let chained = work.setFailureType(to: TestError.self).map { $0 + 1 }
+    chained.cancel()
+    #expect(stops.value == 1)
+    #expect(chained.settledResult == .success(1))
+  }
 }

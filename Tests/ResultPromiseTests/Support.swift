@@ -79,6 +79,12 @@ func onSmallStack(stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () ->
   }
 }
 
+/// Starts `body` on a new thread of its own, and returns at once: for tests that block a thread on a
+/// semaphore, which must not hold one of Swift's shared threads.
+func onNewThread(_ body: @escaping @Sendable () -> Void) {
+  Thread(block: body).start()
+}
+
 /// An identifier for the current thread, to check where callbacks run.
 func currentThreadID() -> ObjectIdentifier {
   ObjectIdentifier(Thread.current)
