@@ -1,20 +1,28 @@
-// Time: postponing a success, giving up after a while, and trying again — on any clock.
+// Time: postponing a success, giving up after a while, and trying again — on any clock, or on Dispatch.
 //
-// Each operator takes a `Clock` whose `Duration` is `Swift.Duration`: `ContinuousClock()` by default,
-// a test clock in tests, so a test advances time by hand instead of waiting.
+// Each operator comes in two forms. One takes a `Duration` and a `Clock` whose `Duration` is
+// `Swift.Duration` (`ContinuousClock()` by default, a test clock in tests, so a test advances time by hand
+// instead of waiting); these need iOS 16, macOS 13, tvOS 16 or watchOS 9. The other takes a
+// `DispatchTimeInterval` and runs on a Dispatch timer, for the older systems the rest of the library
+// supports. Where both could take a call (`.seconds(1)` is both), the `Duration` form wins wherever it is
+// available: the Dispatch forms are `@_disfavoredOverload`, and overload ranking leaves out what the
+// deployment target does not have.
 //
-// Every timed part is one shape, `_wait`: a promise that succeeds once its deadline has come. The deadline
-// is read from the clock when the operator asks for it (when `timeout` or `after` is called, when `delay`'s
-// input succeeds, when `retry`'s attempt fails), then a task sleeps until it. So the time that task waits to
-// start never pushes the deadline back. What the wait settles is delivered where that task runs: the
-// global concurrent executor, Swift's shared pool of threads — code that blocks that pool while it waits
-// (a semaphore wait in a synchronous test) keeps the timer from firing. Its sleep ends in one of three
-// ways: the deadline comes; the clock fails (it ends as if the deadline had come: nothing waits forever on
-// a broken clock); or the wait is cancelled — then it succeeds at once, on the thread that asked, and its
-// task is cancelled, so it holds nothing once it is no longer needed. A deadline further away than
-// `_Timer.longestWait` (2^40 seconds, about 35,000 years) means "never": the task then waits only to be
-// cancelled, on no clock at all, since clocks trap on deadlines they cannot represent (`ContinuousClock`
-// does from about 2^63 seconds).
+// Every timed part is one shape, a *wait*: a promise that succeeds once its deadline has come, made by
+// `_wait(_:on:)` on a clock or `_wait(_:)` on Dispatch. The operators are written once, over a wait
+// (`_delay`, `_timeout`, `_retry`), so both forms follow the same rules. The deadline is read when the
+// operator asks for the wait (when `timeout` or `after` is called, when `delay`'s input succeeds, when
+// `retry`'s attempt fails). On a clock, a task then sleeps until it, so the time that task waits to start
+// never pushes the deadline back; what the wait settles is delivered where that task runs, the global
+// concurrent executor — code that blocks that pool while it waits (a semaphore wait in a synchronous test)
+// keeps the timer from firing. On Dispatch, a timer source fires on a global queue. A wait ends in one of
+// three ways: the deadline comes; the clock fails (it ends as if the deadline had come: nothing waits
+// forever on a broken clock); or the wait is cancelled — then it succeeds at once, on the thread that
+// asked, and its task or timer is cancelled, so it holds nothing once it is no longer needed. A deadline
+// further away than `_Timer.longestWait` (2^40 seconds, about 35,000 years) means "never": the task then
+// waits only to be cancelled, on no clock at all, since clocks trap on deadlines they cannot represent
+// (`ContinuousClock` does from about 2^63 seconds); on Dispatch, `.never` and intervals past what
+// `DispatchTime` holds mean never too.
 //
 // Cancellation (see `cancel()`): a request during `delay`'s or `after`'s wait leaves the deadline as it is
 // — the code after a delay never runs sooner than asked, and a wait has no failure of its own to report —
@@ -28,9 +36,9 @@
 // has settled wins even when its observers still wait behind a callback running on its thread.
 //
 // This file needs the core file, `ResultPromise+MainActor.swift` (for `MainActorPromise.timeout`) and
-// `ResultPromise+Cancellation.swift` beside it. Its operators need `Clock` and `Duration`: iOS 16, macOS 13,
-// tvOS 16 or watchOS 9 (any visionOS); the rest of the library needs only iOS 13, macOS 10.15, tvOS 13 or
-// watchOS 6.
+// `ResultPromise+Cancellation.swift` beside it.
+
+import Dispatch
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 nonisolated extension ResultPromise where Success: Sendable {
@@ -55,7 +63,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   public func delay<C: Clock<Duration>>(
     _ duration: Duration, clock: C = ContinuousClock()
   ) -> ResultPromise<Success, Failure> {
-    _delay(duration, clock: clock, ifCancelled: nil)
+    _delay({ _wait(duration, on: clock) }, ifCancelled: nil)
   }
 
   /// Postpones a success by `duration` on `clock`, or fails with `ifCancelled` at once on a request
@@ -85,7 +93,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     _ duration: Duration, clock: C = ContinuousClock(),
     ifCancelled: @autoclosure @escaping @Sendable () -> Failure
   ) -> ResultPromise<Success, Failure> {
-    _delay(duration, clock: clock, ifCancelled: ifCancelled)
+    _delay({ _wait(duration, on: clock) }, ifCancelled: ifCancelled)
   }
 
   /// A promise that succeeds with `value` once `duration` has passed on `clock`.
@@ -134,7 +142,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     _ duration: Duration, value: Success, clock: C = ContinuousClock(),
     ifCancelled: @autoclosure @escaping @Sendable () -> Failure
   ) -> ResultPromise<Success, Failure> {
-    ResultPromise(value: value)._delay(duration, clock: clock, ifCancelled: ifCancelled)
+    ResultPromise(value: value)._delay({ _wait(duration, on: clock) }, ifCancelled: ifCancelled)
   }
 
   /// Fails with `failure` unless this promise settles within `duration` on `clock`.
@@ -168,7 +176,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     _ duration: Duration, failure: @autoclosure @escaping @Sendable () -> Failure,
     clock: C = ContinuousClock()
   ) -> ResultPromise<Success, Failure> {
-    _timeout(duration, failure: failure, clock: clock)
+    _timeout(_wait(duration, on: clock), failure: failure)
   }
 
   /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds.
@@ -204,30 +212,139 @@ nonisolated extension ResultPromise where Success: Sendable {
     while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    let record = _Cancellation()
-    let next = ResultPromise<Success, Failure>(_pending: record)
-    let total = Swift.max(1, attempts)
-    @Sendable func attempt(_ number: Int) {
-      let current = make()
-      record.adopt(current._extras, at: current._depth, for: 0)  // a request now reaches this attempt
-      current.await { result in
-        if case .failure(let error) = result, number < total, !record.isCancelled, shouldRetry(error) {
-          let wait = _wait(delay, on: clock)
-          record.adopt(wait._extras, at: wait._depth, for: 0)  // a request now ends the wait
-          wait._await { _ in
-            if record.isCancelled { next.fulfil(with: result) } else { attempt(number + 1) }
-          }
-        } else {
-          next.fulfil(with: result)
-        }
-      }
-    }
-    attempt(1)
-    return next
+    _retry(attempts: attempts, waiting: { _wait(delay, on: clock) }, while: shouldRetry, make)
   }
 }
 
-@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+// The same operators on a Dispatch timer, for every system the library supports. `@_disfavoredOverload`:
+// a call that both forms could take (`.seconds(1)`) keeps meaning the `Duration` form where it exists.
+nonisolated extension ResultPromise where Success: Sendable {
+  /// Postpones a success by `interval`, on a Dispatch timer; a failure passes on at once. The form for
+  /// systems older than iOS 16, macOS 13, tvOS 16 and watchOS 9.
+  ///
+  /// ```swift
+  /// save(draft).delay(.milliseconds(300)).onSuccess { _ in hideSavedBadge() }   // iOS 13 to 15
+  /// ```
+  ///
+  /// As ``delay(_:clock:)``, measured by `DispatchTime` from the moment this promise succeeded, and
+  /// delivered from a global Dispatch queue. `.never` holds a success back for ever. Where the `Duration`
+  /// form is available, a call that both could take (`.milliseconds(300)`) is that form.
+  /// - Parameter interval: How long to hold a success back.
+  /// - Returns: A promise that settles like this one, a success `interval` later.
+  @inlinable @_disfavoredOverload
+  public func delay(_ interval: DispatchTimeInterval) -> ResultPromise<Success, Failure> {
+    _delay({ _wait(interval) }, ifCancelled: nil)
+  }
+
+  /// Postpones a success by `interval` on a Dispatch timer, or fails with `ifCancelled` at once on a
+  /// request during the wait; a failure passes on at once. The form for older systems.
+  ///
+  /// ```swift
+  /// pending?.cancel()
+  /// pending = ResultPromise<String, SearchError>(value: text)
+  ///     .delay(.milliseconds(300), ifCancelled: .superseded)
+  ///     .thenAsync { text in api.search(text) }
+  /// ```
+  ///
+  /// As ``delay(_:clock:ifCancelled:)``, on a Dispatch timer.
+  /// - Parameters:
+  ///   - interval: How long to hold a success back; `.never` holds it back until a request.
+  ///   - ifCancelled: The failure to report when a request ends the wait; evaluated only then.
+  /// - Returns: A promise that settles like this one, a success `interval` later, or with `ifCancelled`.
+  @inlinable @_disfavoredOverload
+  public func delay(
+    _ interval: DispatchTimeInterval, ifCancelled: @autoclosure @escaping @Sendable () -> Failure
+  ) -> ResultPromise<Success, Failure> {
+    _delay({ _wait(interval) }, ifCancelled: ifCancelled)
+  }
+
+  /// A promise that succeeds with `value` once `interval` has passed, on a Dispatch timer. The form for
+  /// older systems.
+  ///
+  /// ```swift
+  /// let tick = ResultPromise<String, Never>.after(.seconds(1), value: "tick")
+  /// ```
+  ///
+  /// As ``after(_:value:clock:)``: a request leaves the deadline as it is.
+  /// - Parameters:
+  ///   - interval: How long to wait; `.never` means never.
+  ///   - value: The success value.
+  /// - Returns: A promise that succeeds with `value` once `interval` has passed.
+  @inlinable @_disfavoredOverload
+  public static func after(
+    _ interval: DispatchTimeInterval, value: Success
+  ) -> ResultPromise<Success, Failure> {
+    ResultPromise(value: value).delay(interval)
+  }
+
+  /// A promise that succeeds with `value` once `interval` has passed on a Dispatch timer, or fails with
+  /// `ifCancelled` at once on a request. The form for older systems.
+  ///
+  /// ```swift
+  /// let dismissal = ResultPromise<Void, UIError>.after(.seconds(3), value: (), ifCancelled: .gone)
+  /// ```
+  ///
+  /// As ``after(_:value:clock:ifCancelled:)``, on a Dispatch timer.
+  /// - Parameters:
+  ///   - interval: How long to wait; `.never` means until a request.
+  ///   - value: The success value.
+  ///   - ifCancelled: The failure to report when a request ends the wait; evaluated only then.
+  /// - Returns: A promise that succeeds with `value` once `interval` has passed, or fails with
+  ///   `ifCancelled`.
+  @inlinable @_disfavoredOverload
+  public static func after(
+    _ interval: DispatchTimeInterval, value: Success,
+    ifCancelled: @autoclosure @escaping @Sendable () -> Failure
+  ) -> ResultPromise<Success, Failure> {
+    ResultPromise(value: value)._delay({ _wait(interval) }, ifCancelled: ifCancelled)
+  }
+
+  /// Fails with `failure` unless this promise settles within `interval`, on a Dispatch timer. The form
+  /// for older systems.
+  ///
+  /// ```swift
+  /// remote.load(id).timeout(.seconds(5), failure: .timedOut).onFailure { show($0) }   // iOS 13 to 15
+  /// ```
+  ///
+  /// As ``timeout(_:failure:clock:)``, measured by `DispatchTime` from this call, the failure delivered
+  /// from a global Dispatch queue; `.never` never fires.
+  /// - Parameters:
+  ///   - interval: How long to wait for this promise.
+  ///   - failure: The error to fail with on timeout; evaluated only if the timeout wins.
+  /// - Returns: A promise of this promise's result, or of `failure` after `interval`.
+  @inlinable @_disfavoredOverload
+  public func timeout(
+    _ interval: DispatchTimeInterval, failure: @autoclosure @escaping @Sendable () -> Failure
+  ) -> ResultPromise<Success, Failure> {
+    _timeout(_wait(interval), failure: failure)
+  }
+
+  /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds, waiting `delay`
+  /// on a Dispatch timer between tries. The form for older systems.
+  ///
+  /// ```swift
+  /// let user = ResultPromise.retry(attempts: 3, delay: .milliseconds(200)) { remote.load(id) }
+  /// ```
+  ///
+  /// As ``retry(attempts:delay:clock:while:_:)``, each wait measured by `DispatchTime` from the failure
+  /// before it.
+  /// - Parameters:
+  ///   - attempts: The number of tries in all; values below 1 count as 1.
+  ///   - delay: The wait between a failure and the next try.
+  ///   - shouldRetry: Whether a failure is worth another try. Defaults to always.
+  ///   - make: Starts one attempt.
+  /// - Returns: A promise of the first success or the last failure.
+  @inlinable @_disfavoredOverload
+  public static func retry(
+    attempts: Int,
+    delay: DispatchTimeInterval = .seconds(0),
+    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
+    _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
+  ) -> ResultPromise<Success, Failure> {
+    _retry(attempts: attempts, waiting: { _wait(delay) }, while: shouldRetry, make)
+  }
+}
+
 nonisolated extension MainActorPromise {
   /// Fails with `failure` on the main actor unless this promise settles within `duration` on `clock`.
   ///
@@ -252,25 +369,47 @@ nonisolated extension MainActorPromise {
   ///   - failure: The error to fail with on timeout; evaluated only if the timeout wins.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
   /// - Returns: A view of a promise of this promise's result, or of `failure` after `duration`.
-  @MainActor
+  @MainActor @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   public func timeout<C: Clock<Duration>>(
     _ duration: Duration, failure: @autoclosure @escaping @Sendable () -> Failure,
     clock: C = ContinuousClock()
   ) -> MainActorPromise<Success, Failure> {
-    MainActorPromise(promise._timeout(duration, failure: failure, clock: clock))
+    MainActorPromise(promise._timeout(_wait(duration, on: clock), failure: failure))
+  }
+
+  /// Fails with `failure` on the main actor unless this promise settles within `interval`, on a Dispatch
+  /// timer: the form for systems older than iOS 16, macOS 13, tvOS 16 and watchOS 9.
+  ///
+  /// ```swift
+  /// store.band(id).onMainActor
+  ///     .timeout(.seconds(10), failure: .offline)   // on iOS 13 to 15, this form
+  ///     .await { result in self.state = .loaded(result) }
+  /// ```
+  ///
+  /// As ``timeout(_:failure:clock:)``, measured by `DispatchTime` from this call; `.never` never fires.
+  /// Where the `Duration` form is available, a call that both could take (`.seconds(10)`) is that form.
+  /// - Parameters:
+  ///   - interval: How long to wait for this promise.
+  ///   - failure: The error to fail with on timeout; evaluated only if the timeout wins.
+  /// - Returns: A view of a promise of this promise's result, or of `failure` after `interval`.
+  @MainActor @_disfavoredOverload
+  public func timeout(
+    _ interval: DispatchTimeInterval, failure: @autoclosure @escaping @Sendable () -> Failure
+  ) -> MainActorPromise<Success, Failure> {
+    MainActorPromise(promise._timeout(_wait(interval), failure: failure))
   }
 }
 
 // MARK: - Timers (internal)
 
-@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 nonisolated extension ResultPromise where Success: Sendable {
-  /// `delay` with or without `ifCancelled`. The returned promise's record is a dependent of this one's (or
-  /// its own); the wait is not its dependent, so a request leaves it alone. With `ifCancelled`, a handler
-  /// on that record and the wait's end race for one claim: the winner settles the promise, and a winning
-  /// handler ends the wait, so the clock's sleep stops at once.
-  @inlinable func _delay<C: Clock<Duration>>(
-    _ duration: Duration, clock: C, ifCancelled: (@Sendable () -> Failure)?
+  /// `delay` with or without `ifCancelled`, over the waits `wait` makes (called when this promise
+  /// succeeds). The returned promise's record is a dependent of this one's (or its own); the wait is not
+  /// its dependent, so a request leaves it alone. With `ifCancelled`, a handler on that record and the
+  /// wait's end race for one claim: the winner settles the promise, and a winning handler ends the wait,
+  /// so its timer stops at once.
+  @inlinable func _delay(
+    _ wait: @escaping @Sendable () -> ResultPromise<Void, Never>, ifCancelled: (@Sendable () -> Failure)?
   ) -> ResultPromise<Success, Failure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
     let next = ResultPromise<Success, Failure>(_pending: record)
@@ -279,7 +418,7 @@ nonisolated extension ResultPromise where Success: Sendable {
         next.fulfil(with: result)
         return
       }
-      let wait = _wait(duration, on: clock)
+      let wait = wait()
       guard let ifCancelled else { return wait._await { _ in next.fulfil(with: result) } }
       let claim = _Claim()
       record.onCancel {
@@ -292,18 +431,45 @@ nonisolated extension ResultPromise where Success: Sendable {
     }
     return next
   }
+
+  /// `retry` over the waits `wait` makes, one after each failure that is retried. The returned promise's
+  /// record adopts the current attempt, then the wait after it, so a request reaches whichever runs.
+  @inlinable static func _retry(
+    attempts: Int, waiting wait: @escaping @Sendable () -> ResultPromise<Void, Never>,
+    while shouldRetry: @escaping @Sendable (Failure) -> Bool,
+    _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
+  ) -> ResultPromise<Success, Failure> {
+    let record = _Cancellation()
+    let next = ResultPromise<Success, Failure>(_pending: record)
+    let total = Swift.max(1, attempts)
+    @Sendable func attempt(_ number: Int) {
+      let current = make()
+      record.adopt(current._extras, at: current._depth, for: 0)  // a request now reaches this attempt
+      current.await { result in
+        if case .failure(let error) = result, number < total, !record.isCancelled, shouldRetry(error) {
+          let wait = wait()
+          record.adopt(wait._extras, at: wait._depth, for: 0)  // a request now ends the wait
+          wait._await { _ in
+            if record.isCancelled { next.fulfil(with: result) } else { attempt(number + 1) }
+          }
+        } else {
+          next.fulfil(with: result)
+        }
+      }
+    }
+    attempt(1)
+    return next
+  }
 }
 
-@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 nonisolated extension ResultPromise {
-  /// The timeout of both views, for any `Success`: the first of the source's result and the timer to
-  /// claim the outcome settles the returned promise. The value never reaches the timer's task.
-  @inlinable func _timeout<C: Clock<Duration>>(
-    _ duration: Duration, failure: @escaping @Sendable () -> Failure, clock: C
+  /// The timeout of both views and both forms, for any `Success`: the first of the source's result and
+  /// `wait`'s end to claim the outcome settles the returned promise. The value never reaches the timer.
+  @inlinable func _timeout(
+    _ wait: ResultPromise<Void, Never>, failure: @escaping @Sendable () -> Failure
   ) -> ResultPromise<Success, Failure> {
     let next = ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil, at: _depth))
     let claim = _Claim()
-    let wait = _wait(duration, on: clock)
     // A source that has settled wins, even while its observers still wait behind a callback running on
     // its thread. Held weakly: the timer must not keep a dropped source alive until the deadline.
     wait._await { [weak self] _ in
@@ -362,17 +528,34 @@ nonisolated extension ResultPromise {
 }
 
 /// The limits of a timer.
-@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 @usableFromInline nonisolated enum _Timer {
   /// The longest wait a timer measures; a longer one means never. Far beyond any real wait, and far
   /// within what clocks represent.
+  @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   @inlinable static var longestWait: Duration { .seconds(1 << 40) }
 
   /// Suspends until the current task is cancelled. No clock is asked to sleep meanwhile, so nothing is
   /// left scheduled once it has been (a cancelled `Task.sleep` leaves its job queued until its deadline).
+  @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   @usableFromInline static func untilCancelled() async {
     let (never, open) = AsyncStream<Never>.makeStream()  // iterating a stream ends when its task is cancelled
     for await _ in never {}
     open.finish()
   }
+}
+
+/// A promise that succeeds once `interval` has passed, counted from now, on a Dispatch timer — or at once
+/// when it is cancelled (a wait has no failure to report). The timer fires on a global queue; settling
+/// either way cancels it, and a cancelled timer lets go of its handler, and so of the promise, at once.
+/// `.never`, and an interval longer than `DispatchTime` holds, never fire.
+@inlinable nonisolated func _wait(_ interval: DispatchTimeInterval) -> ResultPromise<Void, Never> {
+  let record = _Cancellation()
+  let wait = ResultPromise<Void, Never>(_pending: record)
+  let timer = DispatchSource.makeTimerSource(queue: .global())
+  timer.setEventHandler { wait.succeed(()) }
+  timer.schedule(deadline: interval == .never ? .distantFuture : .now() + interval)
+  wait._await { _ in timer.cancel() }
+  record.onCancel { wait.succeed(()) }
+  timer.resume()
+  return wait
 }

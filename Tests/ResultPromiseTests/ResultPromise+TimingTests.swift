@@ -477,6 +477,159 @@ struct TimingTests {
   }
 }
 
+/// The `DispatchTimeInterval` forms, for systems older than iOS 16: the same rules on a Dispatch timer.
+/// A literal such as `.milliseconds(50)` means a `Duration` where that form exists (here, always), so these
+/// tests name the interval's type. Real waits, short; lower bounds on time only.
+@Suite("Timing on a Dispatch timer: the forms for older systems")
+struct DispatchTimingTests {
+  let clock = ContinuousClock()
+
+  @Test("delay postpones a success by at least the interval, and passes a failure on at once")
+  func delay() async {
+    let interval: DispatchTimeInterval = .milliseconds(50)
+    let start = clock.now
+    #expect(await ResultPromise<Int, TestError>(value: 1).delay(interval).result == .success(1))
+    #expect(clock.now - start >= .milliseconds(50))
+    let failed = ResultPromise<Int, TestError>(error: .boom).delay(.never as DispatchTimeInterval)
+    #expect(failed.settledResult == .failure(.boom))
+  }
+
+  @Test(
+    "a request during delay's wait keeps the deadline, unless ifCancelled was given: then it fails at once")
+  func delayAndRequests() async {
+    let start = clock.now
+    let kept = ResultPromise<Int, TestError>(value: 1).delay(.milliseconds(50) as DispatchTimeInterval)
+    kept.cancel()
+    #expect(kept.isPending, "the code after a delay never runs sooner than asked")
+    #expect(await kept.result == .success(1))
+    #expect(clock.now - start >= .milliseconds(50))
+    let evaluations = Counter()
+    let tracked = Tracked()
+    let ended = ResultPromise<Int, TestError>(value: 1)
+      .delay(.never as DispatchTimeInterval, ifCancelled: TestError.counting(evaluations, tracked))
+    #expect(ended.isPending && evaluations.value == 0)
+    ended.cancel()
+    #expect(ended.settledResult == .failure(.boom))
+    ended.cancel()
+    #expect(evaluations.value == 1)
+    let finished = ResultPromise<Int, TestError>(value: 2)
+      .delay(.milliseconds(1) as DispatchTimeInterval, ifCancelled: TestError.counting(evaluations, tracked))
+    #expect(await finished.result == .success(2))
+    finished.cancel()
+    #expect(evaluations.value == 1, "a failure that is not the outcome is never evaluated")
+  }
+
+  @Test("after succeeds with the value once the interval has passed, or fails at once on a request")
+  func after() async {
+    let start = clock.now
+    let tick = ResultPromise<String, Never>.after(.milliseconds(50) as DispatchTimeInterval, value: "tick")
+    #expect(tick.isPending)
+    #expect(await tick.value == "tick")
+    #expect(clock.now - start >= .milliseconds(50))
+    let dismissal = ResultPromise<Int, TestError>.after(
+      .seconds(60) as DispatchTimeInterval, value: 1, ifCancelled: .other(499))
+    dismissal.cancel()
+    #expect(dismissal.settledResult == .failure(.other(499)))
+    #expect(await ResultPromise<Int, Never>.after(.seconds(-5) as DispatchTimeInterval, value: 3).value == 3)
+  }
+
+  @Test("timeout fails after the interval, drops a later result, and evaluates its failure once")
+  func timeoutFires() async {
+    let evaluations = Counter()
+    let start = clock.now
+    let source = ResultPromise<Int, TestError>()
+    let timed = source.timeout(
+      .milliseconds(50) as DispatchTimeInterval, failure: TestError.counting(evaluations, Tracked()))
+    let seen = Log<Result<Int, TestError>>()
+    timed.await(seen.append)
+    #expect(await timed.result == .failure(.boom))
+    #expect(clock.now - start >= .milliseconds(50))
+    #expect(source.succeed(1))
+    #expect(seen.values == [.failure(.boom)])
+    #expect(evaluations.value == 1)
+  }
+
+  @Test(
+    "a settled source always wins timeout, for zero, negative and never intervals, and nothing is evaluated")
+  func settledSourceWins() async {
+    let evaluations = Counter()
+    for interval: DispatchTimeInterval in [.seconds(0), .nanoseconds(-5), .never, .seconds(Int.max)] {
+      let timed = ResultPromise<Int, TestError>(value: 7)
+        .timeout(interval, failure: TestError.counting(evaluations, Tracked()))
+      #expect(await timed.result == .success(7))
+    }
+    try? await Task.sleep(for: .milliseconds(20))
+    #expect(evaluations.value == 0)
+  }
+
+  @Test("never, and an interval longer than DispatchTime holds, mean never: no trap, no firing")
+  func neverFires() async {
+    for interval: DispatchTimeInterval in [.never, .seconds(Int.max), .milliseconds(Int.max)] {
+      let source = ResultPromise<Int, TestError>()
+      let timed = source.timeout(interval, failure: .boom)
+      try? await Task.sleep(for: .milliseconds(20))
+      #expect(timed.isPending)
+      source.succeed(1)
+      #expect(timed.settledResult == .success(1))
+    }
+  }
+
+  @Test("timeout releases its failure's captures and its promise once the source has settled")
+  func timeoutReleases() async {
+    let source = ResultPromise<Int, TestError>()
+    let (captured, timed): (Watched, Watched)
+    do {
+      let tracked = Tracked()
+      captured = Watched(tracked)
+      let promise = source.timeout(
+        .seconds(3600) as DispatchTimeInterval, failure: TestError.capturing(tracked))
+      timed = Watched(promise)
+      promise.await { _ in }
+    }
+    #expect(!captured.isReleased, "the pending timeout holds its failure")
+    source.succeed(1)
+    await eventually("the failure closure is released") { captured.isReleased }
+    await eventually("the returned promise is released") { timed.isReleased }
+  }
+
+  @Test("retry waits the delay between tries; a request during a wait reports the last failure at once")
+  func retry() async {
+    let attempts = Counter()
+    let start = clock.now
+    let result = await ResultPromise<Int, TestError>.retry(
+      attempts: 3, delay: .milliseconds(20) as DispatchTimeInterval
+    ) {
+      attempts.increment()
+      return ResultPromise(error: .other(attempts.value))
+    }.result
+    #expect(result == .failure(.other(3)))
+    #expect(attempts.value == 3)
+    #expect(clock.now - start >= .milliseconds(40))
+    let tries = Counter()
+    let waiting = ResultPromise<Int, TestError>.retry(attempts: 5, delay: .never as DispatchTimeInterval) {
+      tries.increment()
+      return ResultPromise(error: .other(tries.value))
+    }
+    #expect(waiting.isPending && tries.value == 1)
+    waiting.cancel()
+    #expect(waiting.settledResult == .failure(.other(1)))
+    #expect(tries.value == 1)
+  }
+
+  @Test("onMainActor.timeout on a Dispatch timer fails on the main actor, or passes the result on in time")
+  @MainActor func mainActorTimeout() async {
+    let source = ResultPromise<Int, TestError>()
+    var seen: [Result<Int, TestError>] = []
+    source.onMainActor.timeout(.milliseconds(20) as DispatchTimeInterval, failure: .other(408))
+      .await { seen.append($0) }
+    await waitOnMainActor { !seen.isEmpty }
+    #expect(seen == [.failure(.other(408))])
+    let settled = ResultPromise<Int, TestError>(value: 5).onMainActor
+      .timeout(.seconds(0) as DispatchTimeInterval, failure: .boom)
+    #expect(await settled.result == .success(5))
+  }
+}
+
 extension TestError {
   /// `.boom`, counting each evaluation in `counter`; captures `object`, to watch the autoclosure's lifetime.
   static func counting(_ counter: Counter, _ object: Tracked) -> TestError {
