@@ -4,6 +4,7 @@
 // Expect: observing: failure offline
 // Expect: observing: always success(7)
 // Expect: observing: settled 42, pending nil
+// Expect: observing: setFailureType 5
 
 enum LoadError: Error { case offline }
 
@@ -16,3 +17,5 @@ later.succeed(7)
 if case .success(let value)? = loaded.settledResult, ResultPromise<Int, LoadError>().settledResult == nil {
   print("observing: settled \(value), pending nil")
 }
+let typed: ResultPromise<Int, LoadError> = ResultPromise<Int, Never>(value: 5).setFailureType(to: LoadError.self)
+typed.onSuccess { print("observing: setFailureType \($0)") }

@@ -3,6 +3,10 @@
 // Expect: timing, after: 42
 // Expect: timing, timeout: timedOut
 // Expect: timing, a cancelled wait: gone
+// Expect: timing, after on a Dispatch timer: 43
+// Expect: timing, a timeout on a Dispatch timer: timedOut
+
+import Dispatch
 
 enum LoadError: Error { case timedOut, gone }
 
@@ -12,4 +16,7 @@ show("timing, timeout:", never.timeout(.milliseconds(10), failure: .timedOut))
 let wait = ResultPromise<Int, LoadError>.after(.seconds(60), value: 0, ifCancelled: .gone)
 wait.cancel()
 show("timing, a cancelled wait:", wait)
+let interval: DispatchTimeInterval = .milliseconds(10)  // the forms for systems older than iOS 16
+show("timing, after on a Dispatch timer:", ResultPromise<Int, LoadError>.after(interval, value: 43))
+show("timing, a timeout on a Dispatch timer:", never.timeout(interval, failure: .timedOut))
 never.fail(.gone)
