@@ -1504,6 +1504,20 @@ extension LongChains {
       #expect(result.values == [.failure(.stopped)])
     }
 
+    @Test("a request from the end of a long chain of callers who leave fails each at once and stops the work")
+    func cancelThroughAbandoningChain() async {
+      let work = Work()
+      let result = Log<Result<Int, TestError>>()
+      await onSmallStack {
+        var tail = work.promise
+        for index in 0..<Self.length { tail = tail.abandoningOnCancel(with: .other(index)) }
+        tail.await(result.append)
+        tail.cancel()
+      }
+      #expect(work.requests == 1)
+      #expect(result.values == [.failure(.other(Self.length - 1))])
+    }
+
     @Test("a request travels a long chain of thenAsync steps to the work adopted now")
     func cancelThroughMillionAdoptingSteps() async {
       let (root, inner) = (Work(), Work())
@@ -1820,7 +1834,12 @@ struct AbandoningOnCancelTests {
       caller.cancel()
       requested.signal()
     }
-    deciding.wait()
+    // Bounded only so that a broken build fails here instead of hanging; it never times out when correct.
+    guard deciding.wait(timeout: .now() + 60) == .success else {
+      Issue.record("the request never made its failure")
+      go.signal()
+      return
+    }
     #expect(input.fulfil(with: .success(5)))
     go.signal()
     requested.wait()
@@ -1844,7 +1863,11 @@ struct AbandoningOnCancelTests {
       input.succeed(5)
       settled.signal()
     }
-    delivering.wait()
+    guard delivering.wait(timeout: .now() + 60) == .success else {  // bounded as above
+      Issue.record("the input's result never reached the caller")
+      go.signal()
+      return
+    }
     caller.cancel()
     go.signal()
     settled.wait()

@@ -11,6 +11,7 @@ extension LongChains {
     /// The ways to add one step to a chain of `Int` promises that adds 1 on success.
     enum Step: String, CaseIterable, Sendable {
       case then, thenAsync, thenAsyncPending, map, mapThrowing, mapError, recover, recoverAsync, always
+      case abandoningOnCancel, setFailureType
 
       func add(to promise: ResultPromise<Int, TestError>) -> ResultPromise<Int, TestError> {
         switch self {
@@ -32,6 +33,10 @@ extension LongChains {
         case .recover: promise.recover { .failure($0) }.map { $0 + 1 }
         case .recoverAsync: promise.recoverAsync { ResultPromise(error: $0) }.map { $0 + 1 }
         case .always: promise.always { _ in }.map { $0 + 1 }
+        case .abandoningOnCancel: promise.abandoningOnCancel(with: .boom).map { $0 + 1 }
+        case .setFailureType:
+          promise.recover { _ in Result<Int, Never>.success(-1) }
+            .setFailureType(to: TestError.self).map { $0 + 1 }
         }
       }
     }
