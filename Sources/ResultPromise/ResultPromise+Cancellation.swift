@@ -242,8 +242,8 @@ nonisolated extension ResultPromise {
   /// promise's settlement that race decide once; `failure` is evaluated only when it is the outcome.
   ///
   /// Without it a request is never an outcome: a caller who cancels a shared promise's dependent hears
-  /// nothing until the shared work ends, and then its result. The returned promise holds this one's
-  /// observer only until one of the two has settled it.
+  /// nothing until the shared work ends, and then its result. This promise holds the returned one only
+  /// until one of the two has settled it, so a caller that left is freed while the shared work runs.
   /// - Parameter failure: What the caller who left hears; evaluated only if a request decides.
   /// - Returns: A promise that settles like this one, or fails with `failure` on a request.
   public func abandoningOnCancel(
