@@ -279,7 +279,8 @@ nonisolated extension ResultPromise {
 }
 
 /// A value that only the first of the parties racing for it gets: the promise that `abandoningOnCancel`'s
-/// request handler and its input's observer race to settle.
+/// request handler and its input's observer race to settle (and, in the timing file, a timer and what it
+/// races with).
 ///
 /// `@unchecked Sendable`: `value` is read and written only under the lock, and handed to one party only.
 /// (A promise of a non-`Sendable` value may be handed to the request handler's thread: the handler only

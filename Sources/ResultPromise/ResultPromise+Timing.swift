@@ -31,9 +31,10 @@
 // through it to its input, and the deadline holds.
 //
 // Deciding once: where two things race to settle a promise — `timeout`'s source and its wait, `delay`'s
-// deadline and a request — both try to take one claim (`_Claim`), and only the winner settles it and
-// evaluates its failure. `timeout`'s wait claims only while the source is still pending, so a source that
-// has settled wins even when its observers still wait behind a callback running on its thread.
+// deadline and a request — both try to take the promise from one `_First` (in the cancellation file), and
+// only the winner settles it and evaluates its failure. `timeout`'s wait tries only while the source is
+// still pending, so a source that has settled wins even when its observers still wait behind a callback
+// running on its thread.
 //
 // This file needs the core file, `ResultPromise+MainActor.swift` (for `MainActorPromise.timeout`) and
 // `ResultPromise+Cancellation.swift` beside it.
@@ -406,8 +407,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// `delay` with or without `ifCancelled`, over the waits `wait` makes (called when this promise
   /// succeeds). The returned promise's record is a dependent of this one's (or its own); the wait is not
   /// its dependent, so a request leaves it alone. With `ifCancelled`, a handler on that record and the
-  /// wait's end race for one claim: the winner settles the promise, and a winning handler ends the wait,
-  /// so its timer stops at once.
+  /// wait's end race to take the promise: the winner settles it, and the handler ends the wait, so its
+  /// timer stops at once.
   @inlinable func _delay(
     _ wait: @escaping @Sendable () -> ResultPromise<Void, Never>, ifCancelled: (@Sendable () -> Failure)?
   ) -> ResultPromise<Success, Failure> {
@@ -420,14 +421,12 @@ nonisolated extension ResultPromise where Success: Sendable {
       }
       let wait = wait()
       guard let ifCancelled else { return wait._await { _ in next.fulfil(with: result) } }
-      let claim = _Claim()
+      let first = _First(next)
       record.onCancel {
-        if claim.take() { next.fulfil(with: .failure(ifCancelled())) }
+        first.take()?.fulfil(with: .failure(ifCancelled()))
         wait.cancel()
       }
-      wait._await { _ in
-        if claim.take() { next.fulfil(with: result) }
-      }
+      wait._await { _ in first.take()?.fulfil(with: result) }
     }
     return next
   }
@@ -464,39 +463,22 @@ nonisolated extension ResultPromise where Success: Sendable {
 
 nonisolated extension ResultPromise {
   /// The timeout of both views and both forms, for any `Success`: the first of the source's result and
-  /// `wait`'s end to claim the outcome settles the returned promise. The value never reaches the timer.
+  /// `wait`'s end to take the returned promise settles it. The value never reaches the timer.
   @inlinable func _timeout(
     _ wait: ResultPromise<Void, Never>, failure: @escaping @Sendable () -> Failure
   ) -> ResultPromise<Success, Failure> {
     let next = ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil, at: _depth))
-    let claim = _Claim()
+    let first = _First(next)
     // A source that has settled wins, even while its observers still wait behind a callback running on
     // its thread. Held weakly: the timer must not keep a dropped source alive until the deadline.
     wait._await { [weak self] _ in
-      if self?.isPending != false, claim.take() { next.fulfil(with: .failure(failure())) }
+      if self?.isPending != false { first.take()?.fulfil(with: .failure(failure())) }
     }
     self._await { result in
-      if claim.take() { next.fulfil(with: result) }
-      wait.cancel()  // it ends at once; the claim is taken
+      first.take()?.fulfil(with: result)
+      wait.cancel()  // it ends at once; the promise is taken
     }
     return next
-  }
-}
-
-/// An outcome that two parties race to decide: a timeout's source and its timer, a delay's deadline and a
-/// request. Only the first to `take` it settles the promise.
-///
-/// `@unchecked Sendable`: `taken` is only read and written under the lock.
-@usableFromInline final nonisolated class _Claim: @unchecked Sendable {
-  @usableFromInline var taken = false
-  @inlinable init() {}
-
-  /// `true` for the first caller only: it decides the outcome.
-  @inlinable func take() -> Bool {
-    _Lock(for: self).withLock {
-      defer { taken = true }
-      return !taken
-    }
   }
 }
 
