@@ -307,33 +307,34 @@ nonisolated extension ResultPromise where Success == Never {
     // typed by the whole pack: it reads wrong type metadata and crashes (0.2.0 to 0.4.6). Reduced:
     //   func f<each V>(_ v: repeat each V) { for x in repeat each v { run { print(x, (repeat each v)) } } }
     // with `run` taking an `@escaping` closure it calls, crashes in `f(1, 2)` built with -O.
-    let succeed = { _ = next.fulfil(with: .success((repeat (each slots).value))) }
-    let fail = { (error: Failure) in _ = next.fulfil(with: .failure(error)) }
+    let settle = { (outcome: Result<Void, Failure>) in
+      _ = next.fulfil(with: outcome.map { (repeat (each slots).value) })
+    }
     guard !inputs.isEmpty else {
-      succeed()
+      settle(.success(()))
       return next
     }
     let remaining = _Results<Void, Failure>(count: inputs.count)
     var index = 0
     for (input, slot) in repeat (each promise, each slots) {
-      _observe(input, into: slot, at: index, of: remaining, succeed: succeed, fail: fail)
+      _observe(input, into: slot, at: index, of: remaining, settle: settle)
       index += 1
     }
     return next
   }
 
-  /// `zip`'s observer of one input: stores its value, and calls `succeed` once every input has stored
-  /// one, or `fail` with its failure.
+  /// `zip`'s observer of one input: stores its value, and settles once every input has stored one, or
+  /// at once with its failure.
   @inlinable static func _observe<Value>(
     _ input: ResultPromise<Value, Failure>, into slot: _Slot<Value>, at position: Int,
-    of remaining: _Results<Void, Failure>, succeed: @escaping () -> Void, fail: @escaping (Failure) -> Void
+    of remaining: _Results<Void, Failure>, settle: @escaping (Result<Void, Failure>) -> Void
   ) {
     input._await { result in
       switch result {
-      case .failure(let error): fail(error)
+      case .failure(let error): settle(.failure(error))
       case .success(let value):
         slot.stored = value
-        if remaining.record(.success(()), at: position) != nil { succeed() }
+        if remaining.record(.success(()), at: position) != nil { settle(.success(())) }
       }
     }
   }
