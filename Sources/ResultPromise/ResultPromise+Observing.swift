@@ -1,8 +1,13 @@
-// Observing one side of the outcome, running code on either outcome, and reading the outcome now.
-// `onSuccess` and `always` hand the value to a closure on whichever thread settles the promise, and
-// `settledResult` hands it to whichever thread reads it, so they need `Success: Sendable`; `onFailure`
-// never sees the value and works for any `Success`. `onMainActor` has all four. And `setFailureType(to:)`,
-// which lets a promise that cannot fail join a chain that can.
+// Observing one side of the outcome, running code on either outcome, and reading the outcome now; and
+// the small steps people coming from other promise libraries reach for on their first day: `validate`
+// and `compactMap` (a value that fails a check, or a `nil`, becomes a failure), `alwaysAsync` (cleanup
+// that is itself a promise), `init(catching:)` (a throwing start) and `setFailureType(to:)` (a promise
+// that cannot fail joining a chain that can). Every one of them is a single step of the core's.
+//
+// `onSuccess`, `always`, `alwaysAsync`, `validate` and `compactMap` hand the value to a closure on
+// whichever thread settles the promise, and `settledResult` hands it to whichever thread reads it, so
+// they need `Success: Sendable`; `onFailure` never sees the value and works for any `Success`.
+// `onMainActor` has all of them for any `Success`.
 //
 // This file needs only the core file, `ResultPromise.swift`, beside it.
 
@@ -70,9 +75,92 @@ nonisolated extension ResultPromise where Success: Sendable {
       next.fulfil(with: result)
     }
   }
+
+  /// Runs `cleanup` on either outcome, waits for the promise it returns, then passes the same result on —
+  /// asynchronous cleanup, like PromiseKit's `ensureThen`.
+  ///
+  /// ```swift
+  /// let session = api.openSession()
+  /// let report = session
+  ///     .thenAsync { session in session.upload(file) }
+  ///     .alwaysAsync { _ in api.closeSession() }   // ResultPromise<Void, Never>
+  ///     .onSuccess { receipt in show(receipt) }     // after the session is closed
+  /// ```
+  ///
+  /// The returned promise settles with this promise's result once the cleanup promise has settled; the
+  /// cleanup cannot fail, so what it reports never replaces the result. A request (see `cancel()`, in
+  /// `ResultPromise+Cancellation.swift`) reaches this promise while it is pending, and then the cleanup,
+  /// as a request reaches the promise a ``thenAsync(_:)`` step returns. Like ``always(_:)``, the returned
+  /// promise is a dependent of this one.
+  /// - Parameter cleanup: Called with the result, exactly once; the promise it returns is waited for.
+  /// - Returns: A promise that settles like this one, after the cleanup has.
+  @inlinable @discardableResult
+  public func alwaysAsync(
+    _ cleanup: @escaping @Sendable (Result<Success, Failure>) -> ResultPromise<Void, Never>
+  ) -> ResultPromise<Success, Failure> {
+    // The cleanup's step holds the result as its transform, and settles with it.
+    _chain(_Make(cleanup), adopts: true) { $2._adopt($0.call($1)._chain($1) { $2.fulfil(with: $0) }) }
+  }
+
+  /// Passes the value on if `isValid` says yes; otherwise fails with `failure`.
+  ///
+  /// ```swift
+  /// fetchUser(id)
+  ///     .validate(else: .suspended) { user in user.isActive }
+  ///     .onSuccess { user in greet(user) }
+  /// ```
+  ///
+  /// The same step as `then { isValid($0) ? .success($0) : .failure(failure) }`. A failure skips the check
+  /// and passes on.
+  /// - Parameters:
+  ///   - failure: The error to fail with when the check says no; evaluated only then.
+  ///   - isValid: Called with the success value.
+  /// - Returns: A promise of this value, or of `failure`.
+  @inlinable public func validate(
+    else failure: @autoclosure @escaping @Sendable () -> Failure,
+    _ isValid: @escaping @Sendable (Success) -> Bool
+  ) -> ResultPromise<Success, Failure> {
+    then { isValid($0) ? .success($0) : .failure(failure()) }
+  }
+
+  /// Transforms the value; a `nil` fails with `failure`.
+  ///
+  /// ```swift
+  /// download(url)
+  ///     .compactMap(else: .notAnImage) { data in UIImage(data: data) }
+  ///     .onSuccess { image in show(image) }
+  /// ```
+  ///
+  /// As PromiseKit's `compactMap`, with the failure given here so that it stays typed. A failure skips
+  /// `transform` and passes on.
+  /// - Parameters:
+  ///   - failure: The error to fail with when `transform` returns `nil`; evaluated only then.
+  ///   - transform: Called with the success value.
+  /// - Returns: A promise of the transformed value, or of `failure`.
+  @inlinable public func compactMap<NewSuccess>(
+    else failure: @autoclosure @escaping @Sendable () -> Failure,
+    _ transform: @escaping @Sendable (Success) -> NewSuccess?
+  ) -> ResultPromise<NewSuccess, Failure> {
+    then { transform($0).map(Result.success) ?? .failure(failure()) }
+  }
 }
 
 nonisolated extension ResultPromise {
+  /// A settled promise of what `body` returns or throws, as `Result(catching:)`.
+  ///
+  /// ```swift
+  /// // Profile(parsing:) throws(ParseError)
+  /// let avatar = ResultPromise(catching: { try Profile(parsing: data) })
+  ///     .thenAsync { profile in avatars.load(profile.avatarID) }
+  /// ```
+  ///
+  /// `body` runs at once, on the calling thread. A start that throws, as khanlou's `kickoff` and
+  /// PromiseKit's `firstly` (for synchronous work).
+  /// - Parameter body: Returns the success value or throws the failure.
+  @inlinable public convenience init(catching body: () throws(Failure) -> Success) {
+    self.init(Result(catching: body))
+  }
+
   /// Runs `body` with the error if the promise fails; does nothing on success.
   ///
   /// ```swift

@@ -170,6 +170,7 @@ struct CancellationTests {
   /// The operators a request travels through, each making one promise from an `Int` promise.
   enum Operator: String, CaseIterable, Sendable {
     case then, map, mapThrowing, mapError, recover, recoverAsync, always, thenAsync, receiveOn, timeout
+    case validate, compactMap, alwaysAsync
 
     func add(to promise: ResultPromise<Int, TestError>) -> ResultPromise<Int, TestError> {
       switch self {
@@ -183,6 +184,9 @@ struct CancellationTests {
       case .thenAsync: promise.thenAsync { ResultPromise(value: $0) }
       case .receiveOn: promise.receive(on: DispatchQueue(label: "cancellation test"))
       case .timeout: promise.timeout(.seconds(3600), failure: .boom)
+      case .validate: promise.validate(else: .boom) { _ in true }
+      case .compactMap: promise.compactMap(else: .boom) { $0 }
+      case .alwaysAsync: promise.alwaysAsync { _ in ResultPromise(value: ()) }
       }
     }
   }

@@ -2,7 +2,7 @@ import Foundation
 import ResultPromise
 import Testing
 
-@Suite("Observing: onSuccess, onFailure, always")
+@Suite("Observing: onSuccess, onFailure, always, alwaysAsync, validate, compactMap, init(catching:)")
 struct ObservingTests {
   @Test("onSuccess runs with the value on success and not on failure, and returns the same promise")
   func onSuccess() {
@@ -164,5 +164,157 @@ struct ObservingTests {
     chained.cancel()
     #expect(stops.value == 1)
     #expect(chained.settledResult == .success(1))
+  }
+
+  // MARK: What migrants reach for
+
+  @Test("validate passes a value that passes the check and fails with its failure otherwise")
+  func validateChecksTheValue() {
+    let seen = Log<Result<Int, TestError>>()
+    ResultPromise<Int, TestError>(value: 4).validate(else: .boom) { $0.isMultiple(of: 2) }.await(seen.append)
+    ResultPromise<Int, TestError>(value: 5).validate(else: .boom) { $0.isMultiple(of: 2) }.await(seen.append)
+    #expect(seen.values == [.success(4), .failure(.boom)])
+  }
+
+  @Test("validate and compactMap evaluate their failure only when it is the outcome, and skip on a failure")
+  func failureEvaluatedOnlyAsTheOutcome() {
+    let evaluated = Counter()
+    let checked = Counter()
+    @Sendable func failure(_ code: Int) -> TestError {
+      evaluated.increment()
+      return .other(code)
+    }
+    let seen = Log<Result<Int, TestError>>()
+    ResultPromise<Int, TestError>(value: 1).validate(else: failure(1)) { _ in true }.await(seen.append)
+    ResultPromise<Int, TestError>(value: 2).compactMap(else: failure(2)) { $0 * 10 }.await(seen.append)
+    #expect(evaluated.value == 0, "a value that passes never evaluates the failure")
+    let input = ResultPromise<Int, TestError>()
+    input.validate(else: failure(3)) { _ in
+      checked.increment()
+      return false
+    }.await(seen.append)
+    input.compactMap(else: failure(4)) { _ -> Int? in nil }.await(seen.append)
+    #expect(evaluated.value == 0, "nothing is evaluated before the input settles")
+    input.succeed(0)
+    #expect(evaluated.value == 2)
+    ResultPromise<Int, TestError>(error: .boom).validate(else: failure(5)) { _ in
+      checked.increment()
+      return false
+    }.await(seen.append)
+    ResultPromise<Int, TestError>(error: .boom).compactMap(else: failure(6)) { $0 }.await(seen.append)
+    #expect(evaluated.value == 2, "a failure passes on without the check or the failure")
+    #expect(checked.value == 1)
+    #expect(
+      seen.values == [
+        .success(1), .success(20), .failure(.other(3)), .failure(.other(4)), .failure(.boom), .failure(.boom),
+      ])
+  }
+
+  @Test("compactMap transforms the value, and a nil fails with its failure")
+  func compactMapTurnsNilIntoFailure() {
+    let seen = Log<Result<Int, TestError>>()
+    ResultPromise<String, TestError>(value: "42").compactMap(else: .boom) { Int($0) }.await(seen.append)
+    ResultPromise<String, TestError>(value: "x").compactMap(else: .boom) { Int($0) }.await(seen.append)
+    // A value that is itself optional: only the step's own nil is a failure.
+    ResultPromise<Int?, TestError>(value: nil).compactMap(else: .other(1)) { Optional($0) }
+      .await { seen.append($0.map { $0 ?? -1 }) }
+    #expect(seen.values == [.success(42), .failure(.boom), .success(-1)])
+  }
+
+  @Test("validate and compactMap sit in then, map and mapError chains without annotations")
+  func checksInOrdinaryChains() {
+    let seen = Log<Result<String, AppError>>()
+    let chain = ResultPromise<String, TestError>(value: "21")
+      .compactMap(else: .boom) { Int($0) }
+      .map { $0 * 2 }
+      .validate(else: .other(1)) { $0 > 0 }
+      .then { .success("\($0)") }
+      .mapError { AppError.wrapped($0) }
+    #expect(staticType(of: chain) == ResultPromise<String, AppError>.self)
+    chain.await(seen.append)
+    ResultPromise<String, TestError>(value: "-1").compactMap(else: .boom) { Int($0) }.validate(
+      else: .other(2)
+    ) { $0 > 0 }
+    .map { "\($0)" }.mapError { AppError.wrapped($0) }.await(seen.append)
+    #expect(seen.values == [.success("42"), .failure(.wrapped(.other(2)))])
+  }
+
+  @Test("alwaysAsync waits for the cleanup on success and on failure, then passes the same result on")
+  func alwaysAsyncWaitsForCleanup() {
+    for outcome in [Result<Int, TestError>.success(7), .failure(.boom)] {
+      let input = ResultPromise<Int, TestError>()
+      let cleanup = ResultPromise<Void, Never>()
+      let cleaned = Log<Result<Int, TestError>>()
+      let seen = Log<Result<Int, TestError>>()
+      let after = input.alwaysAsync { result in
+        cleaned.append(result)
+        return cleanup
+      }
+      after.await(seen.append)
+      #expect(cleaned.values.isEmpty)
+      input.fulfil(with: outcome)
+      #expect(cleaned.values == [outcome], "the cleanup starts with the result")
+      #expect(after.isPending, "and the result waits for it")
+      cleanup.succeed(())
+      #expect(seen.values == [outcome])
+    }
+  }
+
+  @Test("a request reaches alwaysAsync's input while it is pending, then the cleanup it adopted")
+  func alwaysAsyncPassesRequestsOn() {
+    let inputStops = Counter()
+    let cleanupStops = Counter()
+    let input = ResultPromise<Int, TestError> { done, onCancel in
+      onCancel {
+        inputStops.increment()
+        done(.failure(.boom))
+      }
+    }
+    let first = input.alwaysAsync { _ in ResultPromise(value: ()) }
+    first.cancel()
+    #expect(inputStops.value == 1)
+    #expect(first.settledResult == .failure(.boom))
+
+    let closing = Locked<(@Sendable (Result<Void, Never>) -> Void)?>(nil)
+    let settled = ResultPromise<Int, TestError>(value: 3)
+    let second = settled.alwaysAsync { _ in
+      ResultPromise<Void, Never> { done, onCancel in
+        closing.withLock { $0 = done }
+        onCancel { cleanupStops.increment() }
+      }
+    }
+    #expect(second.isPending)
+    second.cancel()
+    #expect(cleanupStops.value == 1, "the request reaches the cleanup")
+    #expect(second.isPending, "the cleanup decides when it ends")
+    closing.withLock { $0 }?(.success(()))
+    #expect(second.settledResult == .success(3), "and the result is still the input's")
+  }
+
+  @Test("init(catching:) settles at once with what the body returns or throws")
+  func initCatching() {
+    let ran = Counter()
+    let parsed = ResultPromise(catching: { () throws(TestError) -> Int in
+      ran.increment()
+      return 42
+    })
+    #expect(ran.value == 1)
+    // A closure that throws names its error type: Swift infers `any Error` from a `throw` otherwise.
+    let failed = ResultPromise(catching: { () throws(TestError) -> Int in throw .boom })
+    #expect(staticType(of: parsed) == ResultPromise<Int, TestError>.self)
+    #expect(parsed.settledResult == .success(42))
+    #expect(failed.settledResult == .failure(.boom))
+    let untyped = ResultPromise(catching: { try JSONLikeParser.parse("x") })
+    #expect(staticType(of: untyped) == ResultPromise<Int, any Error>.self)
+    #expect(untyped.settledResult.map { (try? $0.get()) == nil } == true)
+  }
+}
+
+/// A parser that throws an untyped error, as most throwing APIs do.
+private enum JSONLikeParser {
+  struct Invalid: Error {}
+  static func parse(_ text: String) throws -> Int {
+    guard let number = Int(text) else { throw Invalid() }
+    return number
   }
 }

@@ -11,7 +11,7 @@ extension LongChains {
     /// The ways to add one step to a chain of `Int` promises that adds 1 on success.
     enum Step: String, CaseIterable, Sendable {
       case then, thenAsync, thenAsyncPending, map, mapThrowing, mapError, recover, recoverAsync, always
-      case abandoningOnCancel, setFailureType
+      case abandoningOnCancel, setFailureType, validate, compactMap, alwaysAsync
 
       func add(to promise: ResultPromise<Int, TestError>) -> ResultPromise<Int, TestError> {
         switch self {
@@ -37,6 +37,9 @@ extension LongChains {
         case .setFailureType:
           promise.recover { _ in Result<Int, Never>.success(-1) }
             .setFailureType(to: TestError.self).map { $0 + 1 }
+        case .validate: promise.validate(else: .boom) { $0 >= 0 }.map { $0 + 1 }
+        case .compactMap: promise.compactMap(else: .boom) { $0 + 1 }
+        case .alwaysAsync: promise.alwaysAsync { _ in ResultPromise(value: ()) }.map { $0 + 1 }
         }
       }
     }
