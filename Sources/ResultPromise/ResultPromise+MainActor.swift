@@ -219,6 +219,23 @@ extension MainActorPromise {
     }
   }
 
+  /// Runs `cleanup` on the main actor on either outcome, waits for the promise it returns, then passes the
+  /// same result on. As ``ResultPromise/alwaysAsync(_:)``.
+  ///
+  /// ```swift
+  /// editor.save(draft).onMainActor
+  ///     .alwaysAsync { _ in self.document.close() }   // ResultPromise<Void, Never>
+  ///     .await { result in self.show(result) }         // after the document is closed
+  /// ```
+  /// - Parameter cleanup: Called with the result, exactly once; the promise it returns is waited for.
+  /// - Returns: A view of a promise that settles like this one, after the cleanup has.
+  @inlinable @discardableResult public func alwaysAsync(
+    _ cleanup: @escaping @MainActor (Result<Success, Failure>) -> ResultPromise<Void, Never>
+  ) -> MainActorPromise<Success, Failure> {
+    _chain(adopts: true) { result, next in next._adopt(cleanup(result)._chain(result) { $2.fulfil(with: $0) })
+    }
+  }
+
   // MARK: Chaining
 
   /// Continues on the main actor with a synchronous step that may fail.
@@ -295,6 +312,45 @@ extension MainActorPromise {
     _ transform: @escaping @MainActor (Success) throws(Failure) -> NewSuccess
   ) -> MainActorPromise<NewSuccess, Failure> {
     then { value in Result { () throws(Failure) in try transform(value) } }
+  }
+
+  /// Passes the value on if `isValid` says yes on the main actor; otherwise fails with `failure`. As
+  /// ``ResultPromise/validate(else:_:)``.
+  ///
+  /// ```swift
+  /// store.band(id).onMainActor
+  ///     .validate(else: .hidden) { band in !self.blocked.contains(band.id) }
+  ///     .onSuccess { band in self.show(band) }
+  /// ```
+  /// - Parameters:
+  ///   - failure: The error to fail with when the check says no; evaluated only then, on the main actor.
+  ///   - isValid: Called with the success value.
+  /// - Returns: A view of a promise of this value, or of `failure`.
+  @inlinable public func validate(
+    else failure: @autoclosure @escaping @MainActor () -> Failure,
+    _ isValid: @escaping @MainActor (Success) -> Bool
+  ) -> MainActorPromise<Success, Failure> {
+    then { isValid($0) ? .success($0) : .failure(failure()) }
+  }
+
+  /// Transforms the value on the main actor; a `nil` fails with `failure`. As
+  /// ``ResultPromise/compactMap(else:_:)``.
+  ///
+  /// ```swift
+  /// store.band(id).onMainActor
+  ///     .compactMap(else: .noWebsite) { band in band.website }
+  ///     .onSuccess { url in self.open(url) }
+  /// ```
+  /// - Parameters:
+  ///   - failure: The error to fail with when `transform` returns `nil`; evaluated only then, on the main
+  ///     actor.
+  ///   - transform: Called with the success value.
+  /// - Returns: A view of a promise of the transformed value, or of `failure`.
+  @inlinable public func compactMap<NewSuccess>(
+    else failure: @autoclosure @escaping @MainActor () -> Failure,
+    _ transform: @escaping @MainActor (Success) -> NewSuccess?
+  ) -> MainActorPromise<NewSuccess, Failure> {
+    then { transform($0).map(Result.success) ?? .failure(failure()) }
   }
 
   /// This view, typed to join a chain that can fail with `NewFailure`: the promise cannot fail, so it never
@@ -466,6 +522,44 @@ extension MainActorPromise {
     _observe { step($0, next) }
     return MainActorPromise<NewSuccess, NewFailure>(next)
   }
+}
+
+// MARK: - Descriptions
+
+// The description reads the value only on the main actor, where the library hands a value that need not be
+// `Sendable` to user code; elsewhere it says `success` without it. (A conformance cannot depend on
+// `Success: Sendable`, so the compiler cannot choose by that.)
+nonisolated extension ResultPromise: CustomDebugStringConvertible {
+  /// The type and the state: `ResultPromise<Int, LoadError>(pending)`, `…(failure(LoadError.offline))`,
+  /// or `…(success(42))` — with the value only when read on the main actor, and `…(success)` elsewhere.
+  ///
+  /// ```swift
+  /// print(String(reflecting: promise))   // ResultPromise<Int, LoadError>(pending); `po promise` in LLDB
+  /// ```
+  ///
+  /// Reads the state now, from any thread; ``settledResult`` has the value on any thread when it is
+  /// `Sendable`.
+  public var debugDescription: String { "\(ResultPromise<Success, Failure>.self)(\(_debugState))" }
+
+  /// `pending`, or the outcome: the value only on the main actor, the one place it may be read for any type.
+  var _debugState: String {
+    switch _withLock({ _outcome }) {
+    case nil: "pending"
+    case .success(let value) where DispatchQueue.getSpecific(key: _MainQueue.key) == true:
+      "success(\(String(reflecting: value)))"
+    case .success: "success"
+    case .failure(let error): "failure(\(String(reflecting: error)))"
+    }
+  }
+}
+
+nonisolated extension MainActorPromise: CustomDebugStringConvertible {
+  /// The type and the state, as ``ResultPromise/debugDescription``: `MainActorPromise<Band, StoreError>(pending)`.
+  ///
+  /// ```swift
+  /// print(String(reflecting: store.band(id).onMainActor))   // MainActorPromise<Band, StoreError>(pending)
+  /// ```
+  public var debugDescription: String { "\(Self.self)(\(promise._debugState))" }
 }
 
 nonisolated extension MainActorPromise where Failure == Never {

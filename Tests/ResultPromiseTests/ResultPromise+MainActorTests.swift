@@ -330,6 +330,23 @@ extension LongChains {
       await waitOnMainActor { result != nil }
       #expect(result == LongChains.length)
     }
+
+    @Test("a long main-actor chain of validate, compactMap and alwaysAsync resolves in constant stack depth")
+    func millionCheckedStepsOnMainActor() {
+      let root = ResultPromise<Int, TestError>()
+      var tail = root.onMainActor
+      for index in 0..<LongChains.length {
+        switch index % 3 {
+        case 0: tail = tail.validate(else: .boom) { $0 >= 0 }.map { $0 + 1 }
+        case 1: tail = tail.compactMap(else: .boom) { $0 + 1 }
+        default: tail = tail.alwaysAsync { _ in ResultPromise(value: ()) }.map { $0 + 1 }
+        }
+      }
+      var result: Int?
+      tail.await { result = try? $0.get() }
+      root.succeed(0)
+      #expect(result == LongChains.length)
+    }
   }
 }
 
@@ -347,5 +364,95 @@ extension MainActorPromiseTests {
     #expect(view.settledResult.map { (try? $0.get().name) ?? "failed" } == "ada")
     await waitOnMainActor { !delivered.isEmpty }
     #expect(delivered == ["ada"])
+  }
+}
+
+extension MainActorPromiseTests {
+  @Test(
+    "the view's validate and compactMap check on the main actor, evaluating the failure only as the outcome")
+  func viewValidateAndCompactMap() async {
+    var evaluated = 0
+    func failure(_ code: Int) -> TestError {
+      evaluated += 1
+      return .other(code)
+    }
+    var seen: [Result<String, TestError>] = []
+    let fulfils = Log<@Sendable (sending Result<Model, TestError>) -> Void>()
+    let input = ResultPromise<Model, TestError> { done in fulfils.append(done) }
+    input.onMainActor
+      .validate(else: failure(1)) { $0.revisions == 0 }
+      .compactMap(else: failure(2)) { $0.name.isEmpty ? nil : $0.name }
+      .map { $0.uppercased() }
+      .await { seen.append($0) }
+    input.onMainActor.validate(else: failure(3)) { $0.revisions > 0 }.map(\.name).await { seen.append($0) }
+    input.onMainActor.compactMap(else: failure(4)) { _ -> String? in nil }.await { seen.append($0) }
+    #expect(evaluated == 0)
+    onOtherThreadBlocking { fulfils.values.first?(.success(Model(name: "ada"))) }
+    await waitOnMainActor { seen.count == 3 }
+    #expect(seen == [.success("ADA"), .failure(.other(3)), .failure(.other(4))])
+    #expect(evaluated == 2)
+    let failed = ResultPromise<Model, TestError>(error: .boom).onMainActor.validate(else: failure(5)) { _ in
+      false
+    }
+    #expect(failed.settledResult.map { $0.map(\.name) } == .failure(.boom))
+    #expect(evaluated == 2, "a failure passes on without evaluating")
+  }
+
+  @Test("the view's alwaysAsync waits for its cleanup on either outcome, and a request reaches the cleanup")
+  func viewAlwaysAsync() async {
+    let model = Model(name: "ada")
+    var cleaned: [String] = []
+    let cleanup = ResultPromise<Void, Never>()
+    let input = ResultPromise<Model, TestError>()
+    let after = input.onMainActor.alwaysAsync { result in
+      cleaned.append((try? result.get().name) ?? "failed")
+      return cleanup
+    }
+    var seen: [String] = []
+    after.map(\.name).await { seen.append((try? $0.get()) ?? "failed") }
+    input.succeed(model)
+    #expect(cleaned == ["ada"])
+    #expect(after.promise.isPending, "the result waits for the cleanup")
+    onOtherThreadBlocking { cleanup.succeed(()) }
+    await waitOnMainActor { !seen.isEmpty }
+    #expect(seen == ["ada"])
+
+    let stops = Counter()
+    let failing = ResultPromise<Model, TestError>(error: .boom).onMainActor.alwaysAsync { _ in
+      ResultPromise<Void, Never> { done, onCancel in
+        onCancel {
+          stops.increment()
+          done(.success(()))
+        }
+      }
+    }
+    failing.cancel()
+    #expect(stops.value == 1, "the request reaches the cleanup")
+    #expect(failing.settledResult.map { $0.map(\.name) } == .failure(.boom), "and the outcome is the input's")
+  }
+
+  @Test("debugDescription names the type and the state, with the value only on the main actor")
+  func debugDescriptions() async {
+    let pending = ResultPromise<Int, TestError>()
+    #expect(String(reflecting: pending) == "ResultPromise<Int, TestError>(pending)")
+    #expect(
+      String(reflecting: pending.map { $0 + 1 }) == "ResultPromise<Int, TestError>(pending)", "a step too")
+    #expect(
+      String(reflecting: ResultPromise<Int, TestError>(error: .other(3)))
+        == "ResultPromise<Int, TestError>(failure(ResultPromiseTests.TestError.other(3)))")
+    let model = ResultPromise<Model, TestError>(value: Model(name: "ada"))
+    #expect(
+      String(reflecting: model).hasPrefix("ResultPromise<Model, TestError>(success(ResultPromiseTests.Model"))
+    #expect(
+      String(reflecting: model.onMainActor).hasPrefix(
+        "MainActorPromise<Model, TestError>(success(ResultPromiseTests.Model"))
+    #expect(String(reflecting: pending.onMainActor) == "MainActorPromise<Int, TestError>(pending)")
+    let offMain = Log<String>()
+    let value = ResultPromise<Int, TestError>(value: 42)
+    onOtherThreadBlocking { offMain.append(String(reflecting: value)) }
+    #expect(
+      offMain.values == ["ResultPromise<Int, TestError>(success)"], "off the main actor, no value is read")
+    #expect(String(reflecting: value) == "ResultPromise<Int, TestError>(success(42))")
+    #expect("\(pending)" == "ResultPromise<Int, TestError>(pending)", "print and interpolation use it too")
   }
 }
