@@ -213,7 +213,39 @@ nonisolated extension ResultPromise where Success: Sendable {
     while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _retry(attempts: attempts, waiting: { _wait(delay, on: clock) }, while: shouldRetry, make)
+    _retry(attempts: attempts, waiting: { _ in _wait(delay, on: clock) }, while: shouldRetry, make)
+  }
+
+  /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds, waiting before each
+  /// further try as long as `backoff` says.
+  ///
+  /// ```swift
+  /// // Exponential back-off with jitter: about 0.1 s, 0.2 s, 0.4 s, … between tries.
+  /// let user = ResultPromise.retry(attempts: 5, backoff: { tries in
+  ///     .milliseconds(100 << (tries - 1)) * Double.random(in: 0.5...1.5)
+  /// }) {
+  ///     remote.load(id)
+  /// }
+  /// ```
+  ///
+  /// As ``retry(attempts:delay:clock:while:_:)``, except that the wait after a failure is
+  /// `backoff(triesSoFar)`: `backoff(1)` after the first try, `backoff(2)` after the second, and so on.
+  /// `backoff` is called once per wait, on the thread that settled the failed try. Needs iOS 16, macOS 13,
+  /// tvOS 16 or watchOS 9.
+  /// - Parameters:
+  ///   - attempts: The number of tries in all; values below 1 count as 1.
+  ///   - backoff: The wait before the next try, given the number of tries so far (1 or more).
+  ///   - clock: The clock to measure the waits on; `ContinuousClock()` unless a test gives its own.
+  ///   - shouldRetry: Whether a failure is worth another try. Defaults to always.
+  ///   - make: Starts one attempt.
+  /// - Returns: A promise of the first success or the last failure.
+  @inlinable
+  public static func retry<C: Clock<Duration>>(
+    attempts: Int, backoff: @escaping @Sendable (_ triesSoFar: Int) -> Duration, clock: C = ContinuousClock(),
+    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
+    _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
+  ) -> ResultPromise<Success, Failure> {
+    _retry(attempts: attempts, waiting: { _wait(backoff($0), on: clock) }, while: shouldRetry, make)
   }
 }
 
@@ -342,7 +374,32 @@ nonisolated extension ResultPromise where Success: Sendable {
     while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _retry(attempts: attempts, waiting: { _wait(delay) }, while: shouldRetry, make)
+    _retry(attempts: attempts, waiting: { _ in _wait(delay) }, while: shouldRetry, make)
+  }
+
+  /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds, waiting before each
+  /// further try as long as `backoff` says, on a Dispatch timer. The form for older systems.
+  ///
+  /// ```swift
+  /// let user = ResultPromise.retry(attempts: 5, backoff: { tries in .milliseconds(100 << (tries - 1)) }) {
+  ///     remote.load(id)
+  /// }
+  /// ```
+  ///
+  /// As ``retry(attempts:backoff:clock:while:_:)``, each wait measured by `DispatchTime`.
+  /// - Parameters:
+  ///   - attempts: The number of tries in all; values below 1 count as 1.
+  ///   - backoff: The wait before the next try, given the number of tries so far (1 or more).
+  ///   - shouldRetry: Whether a failure is worth another try. Defaults to always.
+  ///   - make: Starts one attempt.
+  /// - Returns: A promise of the first success or the last failure.
+  @inlinable @_disfavoredOverload
+  public static func retry(
+    attempts: Int, backoff: @escaping @Sendable (_ triesSoFar: Int) -> DispatchTimeInterval,
+    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
+    _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
+  ) -> ResultPromise<Success, Failure> {
+    _retry(attempts: attempts, waiting: { _wait(backoff($0)) }, while: shouldRetry, make)
   }
 }
 
@@ -431,10 +488,11 @@ nonisolated extension ResultPromise where Success: Sendable {
     return next
   }
 
-  /// `retry` over the waits `wait` makes, one after each failure that is retried. The returned promise's
-  /// record adopts the current attempt, then the wait after it, so a request reaches whichever runs.
+  /// `retry` over the waits `wait` makes, one after each failure that is retried, given the number of
+  /// tries so far. The returned promise's record adopts the current attempt, then the wait after it, so a
+  /// request reaches whichever runs.
   @inlinable static func _retry(
-    attempts: Int, waiting wait: @escaping @Sendable () -> ResultPromise<Void, Never>,
+    attempts: Int, waiting wait: @escaping @Sendable (Int) -> ResultPromise<Void, Never>,
     while shouldRetry: @escaping @Sendable (Failure) -> Bool,
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
@@ -446,7 +504,7 @@ nonisolated extension ResultPromise where Success: Sendable {
       record.adopt(current._extras, at: current._depth, for: 0)  // a request now reaches this attempt
       current.await { result in
         if case .failure(let error) = result, number < total, !record.isCancelled, shouldRetry(error) {
-          let wait = wait()
+          let wait = wait(number)
           record.adopt(wait._extras, at: wait._depth, for: 0)  // a request now ends the wait
           wait._await { _ in
             if record.isCancelled { next.fulfil(with: result) } else { attempt(number + 1) }

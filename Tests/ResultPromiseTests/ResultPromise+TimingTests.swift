@@ -78,6 +78,62 @@ struct TimingTests {
     #expect(attempts.value == 3)
   }
 
+  @Test("retry with backoff waits backoff(tries so far) before each further try, and never after the last")
+  func retryBackoffOnManualClock() async {
+    let manual = ManualClock()
+    let attempts = Counter()
+    let asked = Log<Int>()
+    let backoff: @Sendable (Int) -> Duration = { tries in
+      asked.append(tries)
+      return .seconds(1 << tries)  // 2, 4, 8 seconds
+    }
+    let retried = ResultPromise<Int, TestError>.retry(attempts: 4, backoff: backoff, clock: manual) {
+      attempts.increment()
+      return ResultPromise(error: .other(attempts.value))
+    }
+    #expect(attempts.value == 1, "the first attempt starts at once")
+    for attempt in 2...4 {
+      await eventually { manual.sleepers == 1 }
+      let wait = Duration.seconds(1 << (attempt - 1))
+      manual.advance(by: wait - .nanoseconds(1))
+      #expect(attempts.value == attempt - 1, "no try before backoff(\(attempt - 1)) has passed")
+      manual.advance(by: .nanoseconds(1))
+      await eventually { attempts.value == attempt }
+    }
+    #expect(await retried.result == .failure(.other(4)))
+    #expect(asked.values == [1, 2, 3], "asked once per wait, with the tries so far")
+    #expect(manual.sleepers == 0)
+  }
+
+  @Test("retry with backoff stops when while says no, and a request during a wait ends it at once")
+  func retryBackoffStopsAndCancels() async {
+    let manual = ManualClock()
+    let attempts = Counter()
+    let second: @Sendable (Int) -> Duration = { _ in .seconds(1) }
+    let attempt: @Sendable () -> ResultPromise<Int, TestError> = {
+      attempts.increment()
+      return ResultPromise(error: attempts.value == 1 ? .other(1) : .boom)
+    }
+    let stopped = ResultPromise.retry(
+      attempts: 5, backoff: second, clock: manual, while: { $0 != .boom }, attempt)
+    await eventually { manual.sleepers == 1 }
+    manual.advance(by: .seconds(1))
+    #expect(await stopped.result == .failure(.boom), "while says no to the second failure")
+    #expect(attempts.value == 2)
+
+    let tries = Counter()
+    let minute: @Sendable (Int) -> Duration = { _ in .seconds(60) }
+    let waiting = ResultPromise<Int, TestError>.retry(attempts: 5, backoff: minute, clock: manual) {
+      tries.increment()
+      return ResultPromise(error: .other(tries.value))
+    }
+    await eventually { manual.sleepers == 1 }
+    waiting.cancel()
+    #expect(waiting.settledResult == .failure(.other(1)), "the last failure, at once")
+    await eventually("the wait's sleep is cancelled") { manual.sleepers == 0 }
+    #expect(tries.value == 1)
+  }
+
   // MARK: Keeping their word: deadlines from the call, clocks that fail, failure only when it wins
 
   @Test("the deadline counts from the call, not from when the timer's task starts (100 trials of each)")
@@ -614,6 +670,24 @@ struct DispatchTimingTests {
     waiting.cancel()
     #expect(waiting.settledResult == .failure(.other(1)))
     #expect(tries.value == 1)
+  }
+
+  @Test("retry with backoff on a Dispatch timer waits backoff(tries so far) before each further try")
+  func retryBackoff() async {
+    let attempts = Counter()
+    let asked = Log<Int>()
+    let start = clock.now
+    let backoff: @Sendable (Int) -> DispatchTimeInterval = { tries in
+      asked.append(tries)
+      return .milliseconds(20 * tries)  // 20 ms, then 40 ms
+    }
+    let result = await ResultPromise<Int, TestError>.retry(attempts: 3, backoff: backoff) {
+      attempts.increment()
+      return ResultPromise(error: .other(attempts.value))
+    }.result
+    #expect(result == .failure(.other(3)))
+    #expect(asked.values == [1, 2])
+    #expect(clock.now - start >= .milliseconds(60))
   }
 
   @Test("onMainActor.timeout on a Dispatch timer fails on the main actor, or passes the result on in time")

@@ -11,6 +11,7 @@ func callsWhereDurationIsAvailable(_ promise: ResultPromise<Int, TimerError>) {
     _ = ResultPromise<Int, TimerError>.after(.seconds(3), value: 1, ifCancelled: .gone)
     _ = ResultPromise<Int, TimerError>.retry(attempts: 3, delay: .milliseconds(200)) { promise }
     _ = ResultPromise<Int, TimerError>.retry(attempts: 3) { promise }
+    _ = ResultPromise<Int, TimerError>.retry(attempts: 3, backoff: { .milliseconds(100 << $0) }) { promise }
   }
 }
 

@@ -13,6 +13,7 @@ func todaysCalls(_ promise: ResultPromise<Int, TimerError>) {
   _ = ResultPromise<Int, TimerError>.after(.seconds(3), value: 1, ifCancelled: .gone)
   _ = ResultPromise<Int, TimerError>.retry(attempts: 3, delay: .milliseconds(200)) { promise }
   _ = ResultPromise<Int, TimerError>.retry(attempts: 3) { promise }
+  _ = ResultPromise<Int, TimerError>.retry(attempts: 3, backoff: { .milliseconds(100 << $0) }) { promise }
 }
 
 @MainActor func todaysMainActorCall(_ promise: ResultPromise<Int, TimerError>) {
