@@ -3,7 +3,10 @@
 // code awaits a promise of a non-`Sendable` value through `onMainActor`.
 //
 // A task awaiting a promise is one of its dependents: when the task is cancelled, it lets the promise go
-// (see `cancel()`), and a promise made from an async operation cancels its task on a request.
+// (see `cancel()`), and a promise made from an async operation cancels its task on a request. The
+// `…AbandoningOnCancel` pair awaits a step of the promise that carries its whole result as a value,
+// through `abandoningOnCancel(with: CancellationError())`: the task's cancellation is then that step's
+// caller leaving, which fails it at once, and lets the promise go.
 //
 // This file needs the core file, `ResultPromise+MainActor.swift` (for the main-actor view's
 // `…AbandoningOnCancel` pair) and `ResultPromise+Cancellation.swift` beside it.
@@ -105,16 +108,12 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// lets the promise go, as for ``value-2qr5k``: if nothing else wants a promise that can be cancelled, its
   /// work is asked to stop (the `CancellationError` has been thrown by then, whatever the work reports).
   /// This wait never settles the promise itself. After it returns, nothing of the task is kept; the
-  /// promise keeps a small observer until it settles or is released.
+  /// promise keeps a small step until it settles or is released.
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
   public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
-    let wait = _AbandonableWait<Result<Success, Failure>>()
-    self.await { wait.finish($0) }
-    guard let result = await wait.value(lettingGo: _extras?.dependent(on: nil, at: _depth)) else {
-      throw CancellationError()
-    }
-    return result
+    let lifted: ResultPromise<Result<Success, Failure>, CancellationError> = _chain(()) { $2.succeed($1) }
+    return try await lifted.abandoningOnCancel(with: CancellationError()).value
   }
 
   /// The success value, awaited from Swift Concurrency — unless the awaiting task is cancelled first.
@@ -152,13 +151,8 @@ extension MainActorPromise {
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
   public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
-    let wait = _AbandonableWait<_MainActorResult<Success, Failure>>()
-    _observe { wait.finish(_MainActorResult($0)) }
-    guard let delivered = await wait.value(lettingGo: promise._extras?.dependent(on: nil, at: promise._depth))
-    else {
-      throw CancellationError()
-    }
-    return delivered.result
+    let lifted: MainActorPromise<Result<Success, Failure>, CancellationError> = _chain { $1.succeed($0) }
+    return try await lifted.abandoningOnCancel(with: CancellationError()).value
   }
 
   /// The success value, awaited on the main actor — unless the awaiting task is cancelled first.
@@ -173,59 +167,6 @@ extension MainActorPromise {
   ///   promise's failure.
   public func valueAbandoningOnCancel() async throws -> Success {
     try await resultAbandoningOnCancel().get()
-  }
-}
-
-/// One waiter of an `…AbandoningOnCancel` call: resumed exactly once, by the promise's result or by the
-/// task's cancellation (`nil`), whichever comes first. It holds the task's continuation only until then.
-final nonisolated class _AbandonableWait<Value: Sendable>: @unchecked Sendable {
-  // @unchecked Sendable: `state` is only read and written while the lock is held.
-  private enum State {
-    case waiting
-    case suspended(CheckedContinuation<Value?, Never>)
-    case finished(Value?)
-    case resumed
-  }
-  private var state = State.waiting
-
-  /// Suspends until `finish` is called (at once, if it already was); `nil` means cancelled. Meanwhile
-  /// `waiter`, the extras the awaited promise made for this wait as a dependent, lets that promise go when
-  /// the task is cancelled — after it has ended the wait, so that an outcome the request brings about does
-  /// not take its place.
-  func value(lettingGo waiter: _Extras? = nil) async -> Value? {
-    return await withTaskCancellationHandler {
-      await withCheckedContinuation { continuation in
-        let early: Value?? = _Lock(for: self).withLock {
-          guard case .finished(let value) = state else {
-            state = .suspended(continuation)
-            return nil
-          }
-          state = .resumed
-          return value
-        }
-        if let early { continuation.resume(returning: early) }
-      }
-    } onCancel: {
-      finish(nil)
-      waiter?.settled(at: 0)
-    }
-  }
-
-  /// Ends the wait with `value` (`nil`: cancelled), unless it has already ended.
-  func finish(_ value: Value?) {
-    let continuation: CheckedContinuation<Value?, Never>? = _Lock(for: self).withLock {
-      switch state {
-      case .waiting:
-        state = .finished(value)
-        return nil
-      case .suspended(let continuation):
-        state = .resumed
-        return continuation
-      case .finished, .resumed:
-        return nil
-      }
-    }
-    continuation?.resume(returning: value)
   }
 }
 
