@@ -100,18 +100,10 @@ nonisolated extension ResultPromise {
     _ promises: some Collection<ResultPromise<Success, Failure>>
   ) -> ResultPromise<Success, AggregateError<Failure>> {
     _gather(
-      promises,
-      decidedEarly: { result in
-        if case .success(let value) = result { return .success(value) }
-        return nil
-      },
-      decided: { results in
+      promises, decidedEarly: { if case .success(let value) = $0 { .success(value) } else { nil } },
+      decided: {
         .failure(
-          AggregateError(
-            errors: results.compactMap {
-              if case .failure(let error) = $0 { return error }
-              return nil
-            }))
+          AggregateError(errors: $0.compactMap { if case .failure(let error) = $0 { error } else { nil } }))
       })
   }
 
@@ -171,11 +163,8 @@ nonisolated extension ResultPromise {
   public static func all<Makers: Sequence>(
     _ makers: sending Makers, concurrently limit: Int
   ) -> ResultPromise<[Success], Failure> where Makers.Element == () -> ResultPromise<Success, Failure> {
-    _Pump(
-      makers, limit: limit, stopsOnRequest: true, decidedEarly: { _firstFailure($0) },
-      decided: { _allValues($0) }
-    )
-    .start()
+    _Pump(makers, limit: limit, stopsOnRequest: true, decidedEarly: _firstFailure, decided: _allValues)
+      .start()
   }
 
   /// Calls `makers` in order, with at most `limit` of the promises they make pending at once; succeeds
