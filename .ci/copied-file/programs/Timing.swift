@@ -5,6 +5,8 @@
 // Expect: timing, a cancelled wait: gone
 // Expect: timing, after on a Dispatch timer: 43
 // Expect: timing, a timeout on a Dispatch timer: timedOut
+// Expect: timing, retry with back-off: timedOut
+// Expect: timing, retry with back-off on a Dispatch timer: timedOut
 
 import Dispatch
 
@@ -19,4 +21,12 @@ show("timing, a cancelled wait:", wait)
 let interval: DispatchTimeInterval = .milliseconds(10)  // the forms for systems older than iOS 16
 show("timing, after on a Dispatch timer:", ResultPromise<Int, LoadError>.after(interval, value: 43))
 show("timing, a timeout on a Dispatch timer:", never.timeout(interval, failure: .timedOut))
+// Three tries, 5 ms and 10 ms apart, each failing: the last failure is reported.
+show("timing, retry with back-off:", ResultPromise<Int, LoadError>.retry(attempts: 3, backoff: { .milliseconds(5 * $0) }) {
+  ResultPromise(error: .timedOut)
+})
+let backoff: @Sendable (Int) -> DispatchTimeInterval = { .milliseconds(5 * $0) }
+show("timing, retry with back-off on a Dispatch timer:", ResultPromise<Int, LoadError>.retry(attempts: 3, backoff: backoff) {
+  ResultPromise(error: .timedOut)
+})
 never.fail(.gone)
