@@ -2,7 +2,7 @@
 // the small steps people coming from other promise libraries reach for on their first day: `validate`
 // and `compactMap` (a value that fails a check, or a `nil`, becomes a failure), `alwaysAsync` (cleanup
 // that is itself a promise), `init(catching:)` (a throwing start) and `setFailureType(to:)` (a promise
-// that cannot fail joining a chain that can). Every one of them is a single step of the core's.
+// that cannot fail joining a chain that can). Each is made of the core's steps, with no state of its own.
 //
 // `onSuccess`, `always`, `alwaysAsync`, `validate` and `compactMap` hand the value to a closure on
 // whichever thread settles the promise, and `settledResult` hands it to whichever thread reads it, so
