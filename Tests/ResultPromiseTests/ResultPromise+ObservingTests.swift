@@ -289,6 +289,24 @@ struct ObservingTests {
     #expect(second.isPending, "the cleanup decides when it ends")
     closing.withLock { $0 }?(.success(()))
     #expect(second.settledResult == .success(3), "and the result is still the input's")
+
+    // A request that came while the input was pending (and the input ignored it) reaches the cleanup as
+    // it is adopted.
+    let lateStops = Counter()
+    let ignoring = ResultPromise<Int, TestError>()
+    let third = ignoring.alwaysAsync { _ in
+      ResultPromise<Void, Never> { done, onCancel in
+        onCancel {
+          lateStops.increment()
+          done(.success(()))
+        }
+      }
+    }
+    third.cancel()
+    #expect(lateStops.value == 0)
+    ignoring.succeed(4)
+    #expect(lateStops.value == 1, "the cleanup hears the earlier request as it is adopted")
+    #expect(third.settledResult == .success(4))
   }
 
   @Test("init(catching:) settles at once with what the body returns or throws")

@@ -94,6 +94,46 @@ struct StressTests {
     #expect(calls.value == Self.trials)
   }
 
+  @Test("alwaysAsync racing its input, its cleanup, a request and a description: the input's result, once")
+  func alwaysAsyncAcrossThreads() {
+    let calls = Counter()
+    let heardTwice = Counter()
+    let oddDescriptions = Counter()
+    for trial in 0..<Self.trials {
+      let input = ResultPromise<Int, TestError>()
+      let finish = Locked<(@Sendable (Result<Void, Never>) -> Void)?>(nil)
+      let heard = Counter()
+      let cleanup = ResultPromise<Void, Never> { done, onCancel in
+        finish.withLock { $0 = done }
+        onCancel {  // work that ignores the request and finishes anyway
+          heard.increment()
+          if heard.value > 1 { heardTwice.increment() }
+        }
+      }
+      let after = input.alwaysAsync { _ in cleanup }
+      after.await { result in
+        if result == .success(trial) { calls.increment() }
+      }
+      DispatchQueue.concurrentPerform(iterations: 4) { worker in
+        switch worker {
+        case 0: input.succeed(trial)
+        case 1: finish.withLock { $0 }?(.success(()))
+        case 2: after.cancel()
+        default:
+          let text = String(reflecting: after)
+          if text != "ResultPromise<Int, TestError>(pending)",
+            text != "ResultPromise<Int, TestError>(success)"
+          {
+            oddDescriptions.increment()
+          }
+        }
+      }
+    }
+    #expect(calls.value == Self.trials, "every trial ends with the input's result, once")
+    #expect(heardTwice.value == 0, "a cleanup hears a request at most once")
+    #expect(oddDescriptions.value == 0, "off the main actor: pending or success, never the value")
+  }
+
   @Test("many threads registering on one promise while it settles: each observer runs once")
   func manyObserversOneSettle() {
     let calls = Counter()
