@@ -232,8 +232,8 @@ extension MainActorPromise {
   @inlinable @discardableResult public func alwaysAsync(
     _ cleanup: @escaping @MainActor (Result<Success, Failure>) -> ResultPromise<Void, Never>
   ) -> MainActorPromise<Success, Failure> {
-    _chain(adopts: true) { result, next in next._adopt(cleanup(result)._chain(result) { $2.fulfil(with: $0) })
-    }
+    // As on `ResultPromise`: the cleanup's step holds the result as its transform, and settles with it.
+    _chain(adopts: true) { $1._adopt(cleanup($0)._chain($0) { $2.fulfil(with: $0) }) }
   }
 
   // MARK: Chaining
