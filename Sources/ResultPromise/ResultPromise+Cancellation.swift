@@ -242,29 +242,36 @@ nonisolated extension ResultPromise {
   /// promise's settlement that race decide once; `failure` is evaluated only when it is the outcome.
   ///
   /// Without it a request is never an outcome: a caller who cancels a shared promise's dependent hears
-  /// nothing until the shared work ends, and then its result. This promise holds the returned one only
-  /// until one of the two has settled it, so a caller that left is freed while the shared work runs.
+  /// nothing until the shared work ends, and then its result. A caller whose request won takes back what
+  /// it registered on this promise at once, so a long-lived shared promise keeps nothing of the callers
+  /// who left it.
   /// - Parameter failure: What the caller who left hears; evaluated only if a request decides.
   /// - Returns: A promise that settles like this one, or fails with `failure` on a request.
   public func abandoningOnCancel(
     with failure: @autoclosure @escaping @Sendable () -> Failure
   ) -> ResultPromise<Success, Failure> {
+    _abandoning(failure) { $0 }
+  }
+
+  /// `abandoningOnCancel` for a promise of `lift(result)` (the Concurrency bridge awaits the whole result as
+  /// a value). This promise's observer and the request handler race to settle `next`, which decides once:
+  /// the handler claims it, and only then withdraws the observer and evaluates `failure` — so by the time
+  /// the caller hears it left, it has. The handler, which `next`'s record holds, reaches both promises
+  /// weakly, so they make no cycle.
+  @inlinable func _abandoning<NewSuccess, NewFailure>(
+    _ failure: @escaping @Sendable () -> NewFailure,
+    _ lift: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>
+  ) -> ResultPromise<NewSuccess, NewFailure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
-    let next = ResultPromise(_pending: record)
-    // Whichever comes first, this promise's result or a request, takes `next` from `first` and settles it.
-    // Only this promise's observer holds `first`, and so `next`, strongly, until then: the handler, which
-    // `next`'s record holds, reaches them weakly, so they make no cycle. If this promise is dropped
-    // unsettled, its observer goes, and with it `first`; the handler then settles `next` if anyone still
-    // holds it, since nothing else can.
-    let (first, later) = (_First(next), _Weak(next))
-    record.onCancel { [weak first] in
-      if let first {
-        first.take()?.fulfil(with: .failure(failure()))
-      } else if let next = later.object, next.isPending {
-        next.fulfil(with: .failure(failure()))
-      }
+    let next = ResultPromise<NewSuccess, NewFailure>(_pending: record)
+    let place = _await { next.fulfil(with: lift($0)) }
+    let (input, later) = (_Weak(self), _Weak(next))
+    record.onCancel {
+      later.object?._fulfil(claiming: {
+        if let place { input.object?._withdraw(place) }
+        return .failure(failure())
+      })
     }
-    _await { first.take()?.fulfil(with: $0) }
     return next
   }
 
@@ -278,19 +285,50 @@ nonisolated extension ResultPromise {
   }
 }
 
-/// A value that only the first of the parties racing for it gets: the promise that `abandoningOnCancel`'s
-/// request handler and its input's observer race to settle (and, in the timing file, a timer and what it
-/// races with).
-///
-/// `@unchecked Sendable`: `value` is read and written only under the lock, and handed to one party only.
-/// (A promise of a non-`Sendable` value may be handed to the request handler's thread: the handler only
-/// settles it with a failure, and settling is thread-safe; no value crosses.)
-@usableFromInline final nonisolated class _First<Value>: @unchecked Sendable {
-  @exclusivity(unchecked) @usableFromInline var value: Value?
-  @inlinable init(_ value: Value) { self.value = value }
+/// A promise that observers can be withdrawn from (see the core's `_withdraw`), whatever its types.
+@usableFromInline nonisolated protocol _Withdrawing: AnyObject {
+  func _withdraw(_ place: Int)
+}
 
-  /// The value, for the first caller only; `nil` after.
-  @inlinable func take() -> Value? { _Lock(for: self).withLock { value.take() } }
+nonisolated extension ResultPromise: _Withdrawing {}
+
+/// One that waits for several promises and may stop before they settle (a combinator that is decided): the
+/// places of the observers it registered, withdrawn all at once when it stops — or at once, if it has
+/// stopped already, which settles a race between its registering and its deciding. Each input is held
+/// weakly: a strong hold would keep an abandoned pending input alive, never freed or reported.
+///
+/// `@unchecked Sendable`: `places` and `hasStopped` are used only under the lock.
+@usableFromInline nonisolated class _Withdrawer: @unchecked Sendable {
+  @usableFromInline struct Place {
+    @usableFromInline weak var promise: (any _Withdrawing)?
+    @usableFromInline let place: Int
+    @inlinable init(_ promise: some _Withdrawing, _ place: Int) {
+      (self.promise, self.place) = (promise, place)
+    }
+  }
+  @exclusivity(unchecked) @usableFromInline var places: [Place] = []
+  @exclusivity(unchecked) @usableFromInline var hasStopped = false
+  @inlinable init() {}
+
+  /// Notes the observer at `place` of `promise` (`nil`: it has run), to withdraw when this stops.
+  @inlinable final func watch(_ promise: some _Withdrawing, at place: Int?) {
+    guard let place else { return }
+    let now = _Lock(for: self).withLock {
+      if !hasStopped { places.append(Place(promise, place)) }
+      return hasStopped
+    }
+    if now { promise._withdraw(place) }
+  }
+
+  /// Stops waiting: withdraws every observer noted, and any noted later.
+  @inlinable final func stop() {
+    let taken: [Place] = _Lock(for: self).withLock {
+      hasStopped = true
+      defer { places = [] }
+      return places
+    }
+    for place in taken { place.promise?._withdraw(place.place) }
+  }
 }
 
 /// A weak reference that a `@Sendable` closure can hold, to a promise it may only settle.
@@ -300,6 +338,63 @@ nonisolated extension ResultPromise {
 @usableFromInline final nonisolated class _Weak<Object: AnyObject>: @unchecked Sendable {
   @usableFromInline weak var object: Object?
   @inlinable init(_ object: Object) { self.object = object }
+}
+
+// MARK: - Withdrawal (internal)
+//
+// A caller who stops waiting takes back the observer it registered, by the place the core's `_await`
+// returned: while the promise is pending, the observer leaves the single-observer slot, or leaves a gap in
+// `_more` (the others keep their places and order; gaps at the end go at once, the rest when the array is
+// next full). Who settles a promise with a failure it must evaluate claims the promise first.
+
+nonisolated extension ResultPromise {
+  /// Settles with `outcome()` if the promise is pending, evaluating it only then: the promise is claimed
+  /// first, so a `fulfil` racing this one finds it settled (decide first, then evaluate). Returns whether
+  /// this call settled it.
+  @inlinable @discardableResult final func _fulfil(claiming outcome: () -> Result<Success, Failure>) -> Bool {
+    let claimed: Bool = _withLock {
+      guard _phase == .pending else { return false }
+      _phase = .claimed
+      return true
+    }
+    return claimed && _settle(with: outcome(), from: .claimed)
+  }
+
+  /// Takes back the observer at `place` (see `_await`) while the promise is pending: it never runs, and what
+  /// it captured is released at once, after the lock (deinitialisers are user code). Once the promise has
+  /// settled this does nothing: a delivery may hold the observer already, and whoever withdraws has decided
+  /// by other means that it is a no-op by then.
+  @inlinable final func _withdraw(_ place: Int) {
+    let taken: _Observer<Success, Failure>? = _withLock {
+      guard _phase == .pending else { return nil }
+      guard place >= 0 else { return _first.take() }
+      return _Waiter.take(place, from: &_more)
+    }
+    _ = consume taken
+  }
+}
+
+nonisolated extension _Waiter {
+  /// Takes the observer numbered `number` out of `waiters`, leaving a gap; drops the gaps at the end (and the
+  /// array, once empty), and moves the rest to smaller storage once it is three-quarters unused.
+  @inlinable static func take(_ number: Int, from waiters: inout [Self]?) -> _Observer<Success, Failure>? {
+    guard var all = waiters.take() else { return nil }
+    var (low, high) = (0, all.count)
+    while low < high {
+      let middle = (low + high) / 2
+      if all[middle].number < number { low = middle + 1 } else { high = middle }
+    }
+    let taken = low < all.count && all[low].number == number ? all[low].observer.take() : nil
+    while let last = all.last, last.observer == nil { all.removeLast() }
+    if all.count < all.capacity / 4 {
+      var smaller: [Self] = []
+      smaller.reserveCapacity(all.count)
+      smaller.append(contentsOf: all)
+      all = smaller
+    }
+    waiters = all.isEmpty ? nil : all
+    return taken
+  }
 }
 
 // MARK: - Records (internal)

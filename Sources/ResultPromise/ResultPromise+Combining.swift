@@ -125,7 +125,10 @@ nonisolated extension ResultPromise {
   ) -> ResultPromise<Success, Failure> {
     let next = ResultPromise<Success, Failure>(
       _pending: _Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) }))
-    for promise in promises { promise._await { next.fulfil(with: $0) } }
+    let withdrawer = _Withdrawer()
+    for promise in promises {
+      withdrawer.watch(promise, at: promise._await { if next.fulfil(with: $0) { withdrawer.stop() } })
+    }
     return next
   }
 
@@ -257,10 +260,11 @@ nonisolated extension ResultPromise {
     }
     let results = _Results<Success, Failure>(count: promises.count)
     for (index, promise) in promises.enumerated() {
-      promise._await { result in
-        if let early = decidedEarly(result) { next.fulfil(with: early) }
+      let place = promise._await { result in
+        if let early = decidedEarly(result), next.fulfil(with: early) { results.stop() }
         if let all = results.record(result, at: index) { next.fulfil(with: decided(all)) }
       }
+      results.watch(promise, at: place)
     }
     return next
   }
@@ -296,14 +300,14 @@ nonisolated extension ResultPromise where Success == Never {
     // typed by the whole pack: it reads wrong type metadata and crashes (0.2.0 to 0.4.6). Reduced:
     //   func f<each V>(_ v: repeat each V) { for x in repeat each v { run { print(x, (repeat each v)) } } }
     // with `run` taking an `@escaping` closure it calls, crashes in `f(1, 2)` built with -O.
+    let remaining = _Results<Void, Failure>(count: inputs.count)
     let settle = { (outcome: Result<Void, Failure>) in
-      _ = next.fulfil(with: outcome.map { (repeat (each slots).value) })
+      if next.fulfil(with: outcome.map { (repeat (each slots).value) }) { remaining.stop() }
     }
     guard !inputs.isEmpty else {
       settle(.success(()))
       return next
     }
-    let remaining = _Results<Void, Failure>(count: inputs.count)
     var index = 0
     for (input, slot) in repeat (each promise, each slots) {
       _observe(input, into: slot, at: index, of: remaining, settle: settle)
@@ -318,7 +322,7 @@ nonisolated extension ResultPromise where Success == Never {
     _ input: ResultPromise<Value, Failure>, into slot: _Slot<Value>, at position: Int,
     of remaining: _Results<Void, Failure>, settle: @escaping (Result<Void, Failure>) -> Void
   ) {
-    input._await { result in
+    let place = input._await { result in
       switch result {
       case .failure(let error): settle(.failure(error))
       case .success(let value):
@@ -326,6 +330,7 @@ nonisolated extension ResultPromise where Success == Never {
         if remaining.record(.success(()), at: position) != nil { settle(.success(())) }
       }
     }
+    remaining.watch(input, at: place)
   }
 }
 
@@ -342,8 +347,12 @@ nonisolated extension ResultPromise where Success == Never {
   }
 }
 
-/// The results a combinator has seen so far, in input order.
-@usableFromInline final nonisolated class _Results<Success, Failure: Error> {
+/// The results a combinator has seen so far, in input order; and, as a `_Withdrawer`, its observers on the
+/// inputs, withdrawn once it is decided.
+///
+/// `@unchecked Sendable`: `slots` and `remaining` are used only under the lock, as the withdrawer's state is.
+@usableFromInline final nonisolated class _Results<Success, Failure: Error>: _Withdrawer, @unchecked Sendable
+{
   // `@exclusivity(unchecked)`: accessed only under the lock, never in overlapping accesses.
   @exclusivity(unchecked) @usableFromInline var slots: [Result<Success, Failure>?]
   @exclusivity(unchecked) @usableFromInline var remaining: Int
@@ -351,6 +360,7 @@ nonisolated extension ResultPromise where Success == Never {
   @inlinable init(count: Int) {
     slots = Array(repeating: nil, count: count)
     remaining = count
+    super.init()
   }
 
   /// Records one input's result; returns every result, in input order, when the last one arrives.
@@ -379,7 +389,7 @@ nonisolated extension ResultPromise where Success == Never {
 /// everything else is read and written under the lock.
 @usableFromInline
 final nonisolated class _Pump<Makers: Sequence, Success, Failure: Error, NewSuccess, NewFailure: Error>:
-  @unchecked Sendable
+  _Withdrawer, @unchecked Sendable
 where Makers.Element == () -> ResultPromise<Success, Failure> {
   @usableFromInline var iterator: Makers.Iterator
   @usableFromInline let limit: Int
@@ -407,6 +417,7 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
     (iterator, self.limit, self.stopsOnRequest) = (makers.makeIterator(), Swift.max(1, limit), stopsOnRequest)
     next = ResultPromise(_pending: record)
     (self.decidedEarly, self.decided) = (decidedEarly, decided)
+    super.init()
   }
 
   /// Calls the first makers and returns the combined promise.
@@ -450,7 +461,7 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
       let promise = make()
       // Let go at once if the combined promise was cancelled.
       record.include(promise._extras, at: promise._depth)
-      promise._await { result in self.settle(result, at: index) }
+      watch(promise, at: promise._await { result in self.settle(result, at: index) })
     }
   }
 
@@ -467,7 +478,8 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
       }
       return decideIfDone()
     }
-    if let outcome { next.fulfil(with: outcome) } else { pump() }
+    guard let outcome else { return pump() }
+    if next.fulfil(with: outcome) { stop() }
   }
 
   /// The combined outcome once every maker has been called and every promise has settled; called under

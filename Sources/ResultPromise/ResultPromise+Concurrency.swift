@@ -4,9 +4,9 @@
 //
 // A task awaiting a promise is one of its dependents: when the task is cancelled, it lets the promise go
 // (see `cancel()`), and a promise made from an async operation cancels its task on a request. The
-// `…AbandoningOnCancel` pair awaits a step of the promise that carries its whole result as a value,
-// through `abandoningOnCancel(with: CancellationError())`: the task's cancellation is then that step's
-// caller leaving, which fails it at once, and lets the promise go.
+// `…AbandoningOnCancel` pair awaits a promise of the whole result as a value, made as
+// `abandoningOnCancel(with: CancellationError())` makes its promise: the task's cancellation is then that
+// caller leaving, which fails it at once, lets the promise go and withdraws from it.
 //
 // This file needs the core file, `ResultPromise+MainActor.swift` (for the main-actor view's
 // `…AbandoningOnCancel` pair) and `ResultPromise+Cancellation.swift` beside it.
@@ -112,8 +112,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
   public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
-    let lifted: ResultPromise<Result<Success, Failure>, CancellationError> = _chain(()) { $2.succeed($1) }
-    return try await lifted.abandoningOnCancel(with: CancellationError()).value
+    try await _abandoning({ CancellationError() }, { .success($0) }).value
   }
 
   /// The success value, awaited from Swift Concurrency — unless the awaiting task is cancelled first.
@@ -151,8 +150,7 @@ extension MainActorPromise {
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
   public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
-    let lifted: MainActorPromise<Result<Success, Failure>, CancellationError> = _chain { $1.succeed($0) }
-    return try await lifted.abandoningOnCancel(with: CancellationError()).value
+    try await promise._abandoning({ CancellationError() }, { .success($0) }).onMainActor.value
   }
 
   /// The success value, awaited on the main actor — unless the awaiting task is cancelled first.

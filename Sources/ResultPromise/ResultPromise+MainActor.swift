@@ -232,8 +232,8 @@ extension MainActorPromise {
   @inlinable @discardableResult public func alwaysAsync(
     _ cleanup: @escaping @MainActor (Result<Success, Failure>) -> ResultPromise<Void, Never>
   ) -> MainActorPromise<Success, Failure> {
-    // As on `ResultPromise`: the cleanup's step holds the result as its transform, and settles with it.
-    _chain(adopts: true) { $1._adopt(cleanup($0)._chain($0) { $2.fulfil(with: $0) }) }
+    // As on `ResultPromise`: shielded, the step waits for the cleanup as a plain observer.
+    _chain { result, next in cleanup(result)._await { _ in next.fulfil(with: result) } }
   }
 
   // MARK: Chaining

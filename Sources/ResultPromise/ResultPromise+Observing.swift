@@ -98,8 +98,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   public func alwaysAsync(
     _ cleanup: @escaping @Sendable (Result<Success, Failure>) -> ResultPromise<Void, Never>
   ) -> ResultPromise<Success, Failure> {
-    // The cleanup's step holds the result as its transform, and settles with it.
-    _chain(_Make(cleanup), adopts: true) { $2._adopt($0.call($1)._chain($1) { $2.fulfil(with: $0) }) }
+    // Shielded: the step waits for the cleanup as a plain observer, which passes no request on to it.
+    _chain(_Make(cleanup)) { cleanup, result, next in
+      cleanup.call(result)._await { _ in next.fulfil(with: result) }
+    }
   }
 
   /// Passes the value on if `isValid` says yes; otherwise fails with `failure`.

@@ -31,10 +31,11 @@
 // through it to its input, and the deadline holds.
 //
 // Deciding once: where two things race to settle a promise — `timeout`'s source and its wait, `delay`'s
-// deadline and a request — both try to take the promise from one `_First` (in the cancellation file), and
-// only the winner settles it and evaluates its failure. `timeout`'s wait tries only while the source is
-// still pending, so a source that has settled wins even when its observers still wait behind a callback
-// running on its thread.
+// deadline and a request — the promise itself decides: the side with a failure claims it first and
+// evaluates its failure only if that succeeded, so a hand `fulfil` racing it wins or loses cleanly too.
+// `timeout`'s wait tries only while the source is still pending, so a source that has settled wins even
+// when its observers still wait behind a callback running on its thread. A fired `timeout` withdraws its
+// observer from the source at once: a long-lived source keeps nothing of the callers that gave up on it.
 //
 // This file needs the core file, `ResultPromise+MainActor.swift` (for `MainActorPromise.timeout`) and
 // `ResultPromise+Cancellation.swift` beside it.
@@ -477,13 +478,13 @@ nonisolated extension ResultPromise where Success: Sendable {
         return
       }
       let wait = wait()
-      guard let ifCancelled else { return wait._await { _ in next.fulfil(with: result) } }
-      let first = _First(next)
-      record.onCancel {
-        first.take()?.fulfil(with: .failure(ifCancelled()))
-        wait.cancel()
+      if let ifCancelled {
+        record.onCancel {
+          next._fulfil(claiming: { .failure(ifCancelled()) })
+          wait.cancel()
+        }
       }
-      wait._await { _ in first.take()?.fulfil(with: result) }
+      wait._await { _ in next.fulfil(with: result) }
     }
     return next
   }
@@ -526,15 +527,19 @@ nonisolated extension ResultPromise {
     _ wait: ResultPromise<Void, Never>, failure: @escaping @Sendable () -> Failure
   ) -> ResultPromise<Success, Failure> {
     let next = ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil, at: _depth))
-    let first = _First(next)
-    // A source that has settled wins, even while its observers still wait behind a callback running on
-    // its thread. Held weakly: the timer must not keep a dropped source alive until the deadline.
-    wait._await { [weak self] _ in
-      if self?.isPending != false { first.take()?.fulfil(with: .failure(failure())) }
+    let place = self._await { result in
+      next.fulfil(with: result)
+      wait.cancel()  // it ends at once, and lets `next` go
     }
-    self._await { result in
-      first.take()?.fulfil(with: result)
-      wait.cancel()  // it ends at once; the promise is taken
+    // Registered after the source's observer, so that a timer that fires at once withdraws it. A source that
+    // has settled wins, even while its observers still wait behind a callback running on its thread. Held
+    // weakly: the timer must not keep a dropped source alive until the deadline.
+    wait._await { [weak self] _ in
+      guard self?.isPending != false else { return }
+      next._fulfil(claiming: {
+        if let place { self?._withdraw(place) }
+        return .failure(failure())
+      })
     }
     return next
   }

@@ -195,15 +195,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Returns: `true` if this call settled the promise; `false` if it was already settled, in which
   ///   case nothing changes and no observer is called.
   @inlinable @discardableResult public final func fulfil(with result: Result<Success, Failure>) -> Bool {
-    // nil: already settled; otherwise the phase the promise settled into.
-    let phase: _Phase? = _withLock {
-      guard _phase == .pending else { return nil }
-      (_outcome, _phase) = (result, _first == nil ? .settled : _more == nil ? .firstRound : .scheduled)
-      return _phase
-    }
-    if phase != nil { _extras?.settled(at: _depth) }
-    if let phase, phase != .settled { _scheduleDelivery(phase) }
-    return phase != nil
+    _settle(with: result, from: .pending)
   }
 
   /// Settles the promise with a success, unless it is already settled.
@@ -235,7 +227,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// ```swift
   /// if promise.isPending { showSpinner() }
   /// ```
-  @inlinable public final var isPending: Bool { _withLock { _phase == .pending } }
+  @inlinable public final var isPending: Bool { _withLock { _phase == .pending || _phase == .claimed } }
 
   // MARK: Handling failures
   // These closures never see the value, so they run on any thread for any `Success`. The operations
@@ -582,9 +574,10 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
   #endif
   /// The first waiting observer, stored inline so the common single-observer case needs no array.
   @exclusivity(unchecked) @usableFromInline final var _first: _Observer<Success, Failure>?
-  /// Further waiting observers, in registration order; while pending, set only when `_first` is. `nil`, never
-  /// empty, when there are none: freeing a promise then releases nothing for it (an empty array costs a call).
-  @exclusivity(unchecked) @usableFromInline final var _more: [_Observer<Success, Failure>]?
+  /// Further waiting observers, in registration order; while pending, set only when `_first` is or was (it
+  /// may have been withdrawn). `nil`, never empty, when there are none: freeing a promise then releases
+  /// nothing for it (an empty array costs a call).
+  @exclusivity(unchecked) @usableFromInline final var _more: [_Waiter<Success, Failure>]?
   /// What few promises need: the queue their observers run on, how a request to cancel reaches their work.
   @usableFromInline final let _extras: _Extras?
   #if DEBUG
@@ -599,7 +592,7 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 
   deinit {
     // Only a pending promise still holds observers: a settled one has delivered them.
-    guard _first != nil else { return }
+    guard _first != nil || _more != nil else { return }
     if _reportsBroken {
       PromiseDiagnostics._report(
         self, "was deallocated while pending; its \(_observerCount) will never be called.")
@@ -609,7 +602,8 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 
   /// "1 observer", "2 observers"…: how many wait, for the broken-promise report.
   @usableFromInline final var _observerCount: String {
-    "\((_first == nil ? 0 : 1) + (_more?.count ?? 0)) observer\(_first != nil && _more == nil ? "" : "s")"
+    let count = (_first == nil ? 0 : 1) + (_more?.lazy.filter { $0.observer != nil }.count ?? 0)
+    return "\(count) observer\(count == 1 ? "" : "s")"
   }
 }
 
@@ -621,8 +615,12 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 /// - `firstRound`: the first round of a delivery that began with one observer is scheduled or running; it
 ///   owns `_first`, and observers added meanwhile go to `_more`;
 /// - `scheduled`: a delivery round is scheduled and will take the waiting observers;
-/// - `running`: a round is running, and another is scheduled when it ends if observers joined.
-@usableFromInline nonisolated enum _Phase: UInt8 { case pending, settled, firstRound, scheduled, running }
+/// - `running`: a round is running, and another is scheduled when it ends if observers joined;
+/// - `claimed`: pending, but settled only by the caller that claimed it (`_fulfil(claiming:)`), which is
+///   working out the outcome; `fulfil` finds it settled.
+@usableFromInline nonisolated enum _Phase: UInt8 {
+  case pending, settled, firstRound, scheduled, running, claimed
+}
 
 /// A waiting observer as the promise stores it. Not `@Sendable`: the public API takes `@Sendable`
 /// closures where they may run on another thread; the library's own observers capture the promises of
@@ -633,7 +631,35 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 @usableFromInline nonisolated struct _Observer<Success, Failure: Error> {
   @usableFromInline let call: (Result<Success, Failure>) -> Void
   @inlinable init(_ call: @escaping (Result<Success, Failure>) -> Void) { self.call = call }
-  @inlinable init(joining observers: [Self]) { call = { for observer in observers { observer.call($0) } } }
+  @inlinable init(joining waiters: [_Waiter<Success, Failure>]) {
+    call = { for waiter in waiters { waiter.observer?.call($0) } }
+  }
+}
+
+/// An observer waiting in `_more`, with its number: one more than the one before it, so numbers grow along the
+/// array, and `_withdraw` finds one by a binary search. A withdrawn observer leaves a gap (`nil`), so that the
+/// others keep their places; gaps at the end are dropped at once, the others when the array is full.
+@usableFromInline nonisolated struct _Waiter<Success, Failure: Error> {
+  @usableFromInline var observer: _Observer<Success, Failure>?
+  @usableFromInline let number: Int
+
+  @inlinable init(_ observer: _Observer<Success, Failure>, number: Int) {
+    (self.observer, self.number) = (observer, number)
+  }
+
+  /// Appends `observer` to `waiters` (made if `nil`) and returns its number. A full array first loses its
+  /// gaps, and doubles unless that freed half of it, so this is amortised O(1).
+  @inlinable static func append(_ observer: _Observer<Success, Failure>, to waiters: inout [Self]?) -> Int {
+    var all = waiters.take() ?? []
+    let number = (all.last?.number ?? -1) + 1
+    if all.count == all.capacity {
+      all.removeAll { $0.observer == nil }
+      if all.count > all.capacity / 2 { all.reserveCapacity(all.capacity * 2) }
+    }
+    all.append(Self(observer, number: number))
+    waiters = all
+    return number
+  }
 }
 
 /// The transform of a `thenAsync` or `recoverAsync` step, as the step stores it. A struct, for the reason
@@ -646,11 +672,34 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 }
 
 nonisolated extension ResultPromise {
-  /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`).
-  @inlinable func _await(_ observer: @escaping (Result<Success, Failure>) -> Void) {
-    guard let result = _register({ _Observer(observer) }) else { return }
+  /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`). Returns the
+  /// observer's place, with which `_withdraw` takes it back, or `nil` if it has run already.
+  @inlinable @discardableResult func _await(_ observer: @escaping (Result<Success, Failure>) -> Void) -> Int?
+  {
+    var place = 0
+    guard let result = _register({ _Observer(observer) }, place: &place) else { return place }
     _Trampoline.withCurrent { $0.runAsCallback { observer(result) } }
+    return nil
   }
+
+  /// Settles with `result` if the promise is in phase `expected` (`pending`, or `claimed` by this caller).
+  /// Returns whether it did.
+  @inlinable @inline(__always) final func _settle(
+    with result: Result<Success, Failure>, from expected: _Phase
+  ) -> Bool {
+    // nil: already settled; otherwise the phase the promise settled into.
+    let phase: _Phase? = _withLock {
+      guard _phase == expected else { return nil }
+      _outcome = result
+      _phase = _first == nil && _more == nil ? .settled : _more == nil ? .firstRound : .scheduled
+      return _phase
+    }
+    if phase != nil { _extras?.settled(at: _depth) }
+    if let phase, phase != .settled { _scheduleDelivery(phase) }
+    return phase != nil
+  }
+
+
 
   /// Chains a step: returns a new promise, and once this one settles calls
   /// `apply(transform, result, next)`, which settles the new promise.
@@ -673,11 +722,13 @@ nonisolated extension ResultPromise {
     let extras = (consume made).map(Unmanaged.passRetained)
     var step: _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>?
     var slot = Optional(consume transform)
+    var place = 0
     guard
-      let result = _register({
-        step = _Step(slot.take(), apply, extras?.takeRetainedValue(), depth)
-        return _Observer { [waiting = step.unsafelyUnwrapped] in waiting._run($0) }
-      })
+      let result = _register(
+        {
+          step = _Step(slot.take(), apply, extras?.takeRetainedValue(), depth)
+          return _Observer { [waiting = step.unsafelyUnwrapped] in waiting._run($0) }
+        }, place: &place)
     else { return step.unsafelyUnwrapped }
     let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras?.takeRetainedValue(), depth: depth)
     // Not through `withCurrent`, generic over its result: in its closure, this one made the compiler box
@@ -687,12 +738,13 @@ nonisolated extension ResultPromise {
     return next
   }
 
-  /// Adds the observer that `observer()` makes, or returns the result to call it with at once on this
-  /// thread, without making it: when the promise is settled, no delivery is under way, it has no extras
-  /// (its observers run synchronously, and nothing needs counting) and no callback is running on this
-  /// thread. Otherwise a settled promise delivers through the thread's queue of work, at once if it is idle.
+  /// Adds the observer that `observer()` makes, and sets `place` to where it went (-1: `_first`; otherwise
+  /// its number in `_more`), or returns the result to call it with at once on this thread, without making
+  /// it: when the promise is settled, no delivery is under way, it has no extras (its observers run
+  /// synchronously, and nothing needs counting) and no callback is running on this thread. Otherwise a
+  /// settled promise delivers through the thread's queue of work, at once if it is idle.
   @inlinable @inline(__always) func _register(
-    _ observer: () -> _Observer<Success, Failure>
+    _ observer: () -> _Observer<Success, Failure>, place: inout Int
   ) -> Result<Success, Failure>? {
     var schedules: _Phase?
     let now: Result<Success, Failure>? = _withLock {
@@ -703,8 +755,12 @@ nonisolated extension ResultPromise {
       let here = _phase == .firstRound && _Trampoline.withCurrent { $0.isRunning(self) }
       if here, let more = _more { (_first, _more) = (_Observer(joining: more), nil) }
       let first = _phase != .firstRound && _first == nil && _more == nil
-      if !first, _more == nil { _more = [] }
-      if first { _first = observer() } else { _more!.append(observer()) }
+      if first {
+        _first = observer()
+        place = -1
+      } else {
+        place = _Waiter.append(observer(), to: &_more)
+      }
       // A settled promise starts a delivery (on this thread's queue, or on its own queue). A running
       // round is followed at once by the next if it runs on this thread, to keep first-in-first-out
       // order with this thread's other queued work, or on a serial queue; any other round runs those
@@ -753,7 +809,7 @@ nonisolated extension ResultPromise {
         return (_first.take(), _more.take() ?? [])  // every waiting observer, leaving none
       }
       head?.call(result)
-      for observer in rest { observer.call(result) }
+      for waiter in rest { waiter.observer?.call(result) }
     }
     let another: Bool? = _withLock {
       guard _phase == (first ? .firstRound : .running) else { return nil }  // a round is scheduled
@@ -795,7 +851,8 @@ nonisolated extension ResultPromise {
     }
     if other._extras != nil { _extras?.adopt(other._extras, at: other._depth, for: _depth) }
     guard let result = other._withLock({ other._phase == .settled ? other._outcome : nil }) else {
-      return other._await { self.fulfil(with: $0) }
+      other._await { self.fulfil(with: $0) }
+      return
     }
     fulfil(with: result)
   }

@@ -260,8 +260,8 @@ struct ObservingTests {
     }
   }
 
-  @Test("a request reaches alwaysAsync's input while it is pending, then the cleanup it adopted")
-  func alwaysAsyncPassesRequestsOn() {
+  @Test("a request reaches alwaysAsync's input while it is pending, and never its cleanup")
+  func alwaysAsyncShieldsItsCleanup() {
     let inputStops = Counter()
     let cleanupStops = Counter()
     let input = ResultPromise<Int, TestError> { done, onCancel in
@@ -285,27 +285,27 @@ struct ObservingTests {
     }
     #expect(second.isPending)
     second.cancel()
-    #expect(cleanupStops.value == 1, "the request reaches the cleanup")
+    #expect(cleanupStops.value == 0, "a running cleanup is shielded from the request")
     #expect(second.isPending, "the cleanup decides when it ends")
     closing.withLock { $0 }?(.success(()))
     #expect(second.settledResult == .success(3), "and the result is still the input's")
 
-    // A request that came while the input was pending (and the input ignored it) reaches the cleanup as
-    // it is adopted.
+    // A request that came while the input was pending (and the input ignored it) does not reach the
+    // cleanup that starts later either.
     let lateStops = Counter()
+    let closingLate = Locked<(@Sendable (Result<Void, Never>) -> Void)?>(nil)
     let ignoring = ResultPromise<Int, TestError>()
     let third = ignoring.alwaysAsync { _ in
       ResultPromise<Void, Never> { done, onCancel in
-        onCancel {
-          lateStops.increment()
-          done(.success(()))
-        }
+        closingLate.withLock { $0 = done }
+        onCancel { lateStops.increment() }
       }
     }
     third.cancel()
-    #expect(lateStops.value == 0)
     ignoring.succeed(4)
-    #expect(lateStops.value == 1, "the cleanup hears the earlier request as it is adopted")
+    #expect(lateStops.value == 0, "the cleanup never hears the earlier request")
+    #expect(third.isPending)
+    closingLate.withLock { $0 }?(.success(()))
     #expect(third.settledResult == .success(4))
   }
 

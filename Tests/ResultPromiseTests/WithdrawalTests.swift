@@ -1,0 +1,233 @@
+import Dispatch
+import ResultPromise
+import Testing
+
+/// Semantics 23: whoever stops waiting for a promise takes back what it registered there at once, so a
+/// long-lived pending promise holds only the callers still waiting.
+///
+/// Each test of a way to leave makes many callers come to one pending shared promise and leave it, then drops
+/// the shared promise: its broken-promise report counts the observers still registered, which must be only
+/// the one that stays. The first caller comes before the one that stays, so that its observer is the shared
+/// promise's first (the single-observer slot). Where the caller's own promise is what its observer held, a
+/// weak reference to it must be `nil` once it has left.
+@Suite("23: nothing stays behind")
+struct WithdrawalTests {
+  static let callers = 100_000
+
+  // One marker type per way to leave: the broken-promise reports are told apart by type name.
+  struct AbandonMarker: Sendable, Equatable {}
+  struct TaskMarker: Sendable, Equatable {}
+  struct TimeoutMarker: Sendable, Equatable {}
+  struct RaceMarker: Sendable, Equatable {}
+  struct AnyMarker: Sendable, Equatable {}
+  struct AllMarker: Sendable, Equatable {}
+  struct ZipMarker: Sendable, Equatable {}
+  struct PumpMarker: Sendable, Equatable {}
+  struct ViewAbandonMarker: Sendable, Equatable {}
+  struct ViewTaskMarker: Sendable, Equatable {}
+  struct ViewTimeoutMarker: Sendable, Equatable {}
+
+  /// Makes `callers` callers come to a pending shared promise and leave through `leave`, which returns the
+  /// caller's own promise if its observer held it; then drops the shared promise and expects it to report
+  /// exactly one waiting observer, the one that stayed.
+  func expectNothingStaysBehind<Marker: Sendable>(
+    _ marker: Marker.Type, callers: Int = callers, isolation: isolated (any Actor)? = #isolation,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    leave: (ResultPromise<Marker, TestError>) async -> (AnyObject & Sendable)?
+  ) async {
+    BrokenPromiseReports.install()
+    var shared: ResultPromise<Marker, TestError>? = ResultPromise<Marker, TestError>()
+    var left: [Watched] = []
+    for caller in 0..<callers {
+      if let promise = await leave(shared!) { left.append(Watched(promise)) }
+      if caller == 0 { shared!.onFailure { _ in } }  // the observer that stays, after the first caller's
+    }
+    shared = nil
+    // A caller's promise may be held a moment longer by the thread that settled it (a timer's).
+    await eventually("every caller that left is released", sourceLocation: sourceLocation) { [left] in
+      left.allSatisfy(\.isReleased)
+    }
+    let reports = BrokenPromiseReports.mentioning("<\(Marker.self), ")
+    #expect(reports.count == 1, "\(reports)", sourceLocation: sourceLocation)
+    #expect(
+      reports.keys.first?.hasSuffix("its 1 observer will never be called.") == true, "\(reports)",
+      sourceLocation: sourceLocation)
+  }
+
+  @Test("a caller of abandoningOnCancel whose request won leaves nothing on the shared promise")
+  func abandoningOnCancel() async {
+    await expectNothingStaysBehind(AbandonMarker.self) { shared in
+      let caller = shared.abandoningOnCancel(with: .boom)
+      caller.cancel()
+      #expect(caller.settledResult.map { _ in () } != nil)
+      return caller
+    }
+  }
+
+  @Test("a cancelled task awaiting valueAbandoningOnCancel leaves nothing on the shared promise")
+  func taskBridge() async {
+    await expectNothingStaysBehind(TaskMarker.self, callers: Self.callers / 10) { shared in
+      let task = Task { try await shared.valueAbandoningOnCancel() }
+      task.cancel()
+      _ = await task.result
+      return nil
+    }
+  }
+
+  @Test("a timeout that fired leaves nothing on the shared promise")
+  func timeout() async {
+    await expectNothingStaysBehind(TimeoutMarker.self, callers: Self.callers / 10) { shared in
+      let caller = shared.timeout(DispatchTimeInterval.seconds(0), failure: .boom)
+      #expect(await caller.result == .failure(.boom))
+      return caller
+    }
+  }
+
+  @Test("race decided by another input leaves nothing on the shared promise")
+  func race() async {
+    await expectNothingStaysBehind(RaceMarker.self) { shared in
+      ResultPromise.race([shared, ResultPromise(value: RaceMarker())])
+    }
+  }
+
+  @Test("any decided by a success leaves nothing on the shared promise")
+  func any() async {
+    await expectNothingStaysBehind(AnyMarker.self) { shared in
+      ResultPromise.any([shared, ResultPromise(value: AnyMarker())])
+    }
+  }
+
+  @Test("all failed by another input leaves nothing on the shared promise")
+  func all() async {
+    await expectNothingStaysBehind(AllMarker.self) { shared in
+      ResultPromise.all([shared, ResultPromise(error: .boom)])
+    }
+  }
+
+  @Test("zip failed by another input leaves nothing on the shared promise")
+  func zip() async {
+    await expectNothingStaysBehind(ZipMarker.self) { shared in
+      ResultPromise.zip(shared, ResultPromise<Int, TestError>(error: .boom))
+    }
+  }
+
+  @Test("all(_:concurrently:) failed by another input leaves nothing on the shared promise")
+  func allConcurrently() async {
+    await expectNothingStaysBehind(PumpMarker.self) { shared in
+      ResultPromise.all(
+        [{ shared }, { ResultPromise<PumpMarker, TestError>(error: .boom) }], concurrently: 2)
+    }
+  }
+
+  @Test("the view's callers who leave — abandoningOnCancel, a cancelled task, a timeout — leave nothing")
+  @MainActor func mainActorView() async {
+    await expectNothingStaysBehind(ViewAbandonMarker.self) { shared in
+      let caller = shared.onMainActor.abandoningOnCancel(with: .boom)
+      caller.cancel()
+      return caller.promise
+    }
+    await expectNothingStaysBehind(ViewTaskMarker.self, callers: Self.callers / 10) { shared in
+      let task = Task { @MainActor in try await shared.onMainActor.valueAbandoningOnCancel() }
+      task.cancel()
+      _ = await task.result
+      return nil
+    }
+    await expectNothingStaysBehind(ViewTimeoutMarker.self, callers: Self.callers / 10) { shared in
+      let caller = shared.onMainActor.timeout(DispatchTimeInterval.seconds(0), failure: .boom)
+      _ = await caller.result
+      return caller.promise
+    }
+  }
+
+  @Test("a delay whose wait is ended by ifCancelled is released at once, not at its deadline")
+  func delayIfCancelled() async {
+    var stillHeld = 0
+    for _ in 0..<1_000 {
+      weak var left: ResultPromise<Int, TestError>?
+      do {
+        let caller = ResultPromise<Int, TestError>.after(.seconds(3_600), value: 1, ifCancelled: .boom)
+        left = caller
+        caller.cancel()
+        #expect(caller.settledResult == .failure(.boom))
+      }
+      if left != nil { stillHeld += 1 }
+    }
+    #expect(stillHeld == 0)
+  }
+
+  @Test("the observers that stay keep their order when others leave, the first among them")
+  func orderKept() {
+    let shared = ResultPromise<Int, TestError>()
+    let order = Log<String>()
+    let first = shared.abandoningOnCancel(with: .boom)  // lands in the single-observer slot
+    shared.await { _ in order.append("a") }
+    let second = shared.abandoningOnCancel(with: .boom)
+    shared.await { _ in order.append("b") }
+    let third = shared.abandoningOnCancel(with: .boom)
+    shared.await { _ in order.append("c") }
+    first.cancel()
+    third.cancel()  // the last: the gaps at the end go
+    second.cancel()  // a gap in the middle
+    shared.await { _ in order.append("d") }
+    let fourth = shared.abandoningOnCancel(with: .boom)
+    fourth.await { _ in order.append("fourth") }
+    shared.succeed(1)
+    #expect(order.values == ["a", "b", "c", "d", "fourth"])
+    for caller in [first, second, third] { #expect(caller.settledResult == .failure(.boom)) }
+  }
+
+  @Test("callers leaving in arrival order, in reverse and at random each leave nothing, and the rest run")
+  func manyLeavingInAnyOrder() {
+    let orders: [[Int]] = [Array(0..<2_000), Array((0..<2_000).reversed()), Array(0..<2_000).shuffled()]
+    for order in orders {
+      let shared = ResultPromise<Int, TestError>()
+      let callers = (0..<2_000).map { _ in shared.abandoningOnCancel(with: .boom) }
+      let stayed = Counter()
+      for index in order.prefix(1_500) { callers[index].cancel() }
+      for index in order.dropFirst(1_500) {
+        callers[index].await { if $0 == .success(7) { stayed.increment() } }
+      }
+      shared.succeed(7)
+      #expect(stayed.value == 500)
+      #expect(callers.filter { $0.settledResult == .failure(.boom) }.count == 1_500)
+    }
+  }
+
+  @Test("abandoningOnCancel's failure is not evaluated when a hand fulfil of its promise wins")
+  func abandoningDecidesFirst() {
+    let evaluated = Counter()
+    let handWon = Counter()
+    let requestWon = Counter()
+    for _ in 0..<2_000 {
+      let caller = ResultPromise<Int, TestError>().abandoningOnCancel(with: counted(evaluated, .boom))
+      DispatchQueue.concurrentPerform(iterations: 2) { worker in
+        if worker == 0 { caller.cancel() } else { caller.fulfil(with: .success(99)) }
+      }
+      if caller.settledResult == .success(99) { handWon.increment() } else { requestWon.increment() }
+    }
+    #expect(evaluated.value == requestWon.value, "evaluated exactly when the request decided")
+    #expect(handWon.value + requestWon.value == 2_000)
+  }
+
+  @Test("a request after a hand fulfil evaluates no failure: abandoningOnCancel, timeout, delay")
+  func noEvaluationAfterHandFulfil() async {
+    let evaluated = Counter()
+    let caller = ResultPromise<Int, TestError>().abandoningOnCancel(with: counted(evaluated, .boom))
+    caller.succeed(1)
+    caller.cancel()
+    let manual = ManualClock()
+    let timed = ResultPromise<Int, TestError>().timeout(
+      .seconds(1), failure: counted(evaluated, .boom), clock: manual)
+    timed.succeed(2)
+    manual.advance(by: .seconds(2))
+    let delayed = ResultPromise<Int, TestError>(value: 3).delay(
+      .seconds(1), clock: manual, ifCancelled: counted(evaluated, .boom))
+    delayed.succeed(4)
+    delayed.cancel()
+    #expect(evaluated.value == 0)
+    #expect(
+      [caller.settledResult, timed.settledResult, delayed.settledResult] == [
+        .success(1), .success(2), .success(4),
+      ])
+  }
+}
