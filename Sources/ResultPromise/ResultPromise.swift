@@ -699,8 +699,6 @@ nonisolated extension ResultPromise {
     return phase != nil
   }
 
-
-
   /// Chains a step: returns a new promise, and once this one settles calls
   /// `apply(transform, result, next)`, which settles the new promise.
   ///
