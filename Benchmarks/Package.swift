@@ -35,6 +35,9 @@ let package = Package(
     // Timing in a fresh process per contender and round, without package-benchmark's malloc interposer.
     // Not under Benchmarks/, where package-benchmark would take it for one of its own.
     .executableTarget(name: "FreshProcess", dependencies: ["Workloads"]),
+    // What callers who leave a shared promise cost: memory left behind, and instructions and mallocs per call.
+    .executableTarget(
+      name: "Departures", dependencies: [.product(name: "ResultPromise", package: libraryIdentity)]),
     .executableTarget(
       name: "PromiseBenchmarks",
       dependencies: [

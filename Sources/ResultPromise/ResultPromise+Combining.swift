@@ -9,7 +9,8 @@
 // A combinator's result is a dependent of every input (see `cancel()`): cancelling it reaches them all,
 // and once it has settled it lets go of those still pending — `race` its losers, `any` the rest after the
 // first success, `all` and `zip` the rest after the first failure — each stopped only if nothing else
-// wants it.
+// wants it. It also takes back the observers it registered on them (`_Withdrawer`), so a long-lived input
+// keeps nothing of a combinator that was decided without it.
 //
 // This file needs the core file and `ResultPromise+Cancellation.swift` beside it.
 

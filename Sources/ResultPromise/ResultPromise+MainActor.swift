@@ -227,6 +227,8 @@ extension MainActorPromise {
   ///     .alwaysAsync { _ in self.document.close() }   // ResultPromise<Void, Never>
   ///     .await { result in self.show(result) }         // after the document is closed
   /// ```
+  ///
+  /// A request reaches this promise while it is pending, and never the cleanup, which runs to its end.
   /// - Parameter cleanup: Called with the result, exactly once; the promise it returns is waited for.
   /// - Returns: A view of a promise that settles like this one, after the cleanup has.
   @inlinable @discardableResult public func alwaysAsync(

@@ -89,9 +89,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///
   /// The returned promise settles with this promise's result once the cleanup promise has settled; the
   /// cleanup cannot fail, so what it reports never replaces the result. A request (see `cancel()`, in
-  /// `ResultPromise+Cancellation.swift`) reaches this promise while it is pending, and then the cleanup,
-  /// as a request reaches the promise a ``thenAsync(_:)`` step returns. Like ``always(_:)``, the returned
-  /// promise is a dependent of this one.
+  /// `ResultPromise+Cancellation.swift`) reaches this promise while it is pending, and never the cleanup:
+  /// once started, the cleanup is shielded and runs to its end, as a `finally` block does (closing a
+  /// session after a cancelled upload must not be asked to stop). A caller who will not wait for the
+  /// cleanup leaves with `abandoningOnCancel(with:)`. Like ``always(_:)``, the returned promise is a
+  /// dependent of this one.
   /// - Parameter cleanup: Called with the result, exactly once; the promise it returns is waited for.
   /// - Returns: A promise that settles like this one, after the cleanup has.
   @inlinable @discardableResult

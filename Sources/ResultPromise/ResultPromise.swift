@@ -493,7 +493,9 @@ public nonisolated enum PromiseDiagnostics {
 // MARK: - How it works
 //
 // State. A promise is pending, then settled with its outcome, which never changes again. Its observers
-// wait in `_first` (the common single observer, without an array) and `_more`. All of it is guarded by
+// wait in `_first` (the common single observer, without an array) and `_more`. Registering tells where an
+// observer went, so that whoever stops waiting can take it back while the promise is pending (the
+// cancellation file's `_withdraw`): it leaves `_first` empty, or a gap in `_more`, which delivery skips. All of it is guarded by
 // the promise's lock (`_withLock`): off Apple platforms a word of its own, which fits in padding; on them
 // a stripe of a fixed table (`_Lock`), shared with others whose addresses hash to it. Either way no
 // allocation per promise. No lock is ever held while user code runs or while another is taken, so nothing

@@ -255,6 +255,93 @@ struct StressTests {
     }
     #expect(outOfOrder == 0)
   }
+
+  @Test(
+    "callers leaving while the shared promise settles on another thread: each hears once, the others run in order"
+  )
+  func withdrawalRacesSettlement() {
+    let wrong = Counter()
+    let evaluated = Counter()
+    let failed = Counter()
+    for trial in 0..<Self.trials {
+      let shared = ResultPromise<Int, TestError>()
+      let first = shared.abandoningOnCancel(with: counted(evaluated, .boom))  // the single-observer slot
+      let order = Log<String>()
+      shared.await { _ in order.append("a") }
+      let second = shared.abandoningOnCancel(with: counted(evaluated, .boom))
+      shared.await { _ in order.append("b") }
+      let heard = Counter()
+      for caller in [first, second] {
+        caller.await { result in
+          heard.increment()
+          if result == .failure(.boom) {
+            failed.increment()
+          } else if result != .success(trial) {
+            wrong.increment()
+          }
+        }
+      }
+      DispatchQueue.concurrentPerform(iterations: 3) { worker in
+        switch worker {
+        case 0: shared.succeed(trial)
+        case 1: first.cancel()
+        default: second.cancel()
+        }
+      }
+      if heard.value != 2 || order.values != ["a", "b"] { wrong.increment() }
+    }
+    #expect(wrong.value == 0, "every caller hears once, and those who stay run once, in order")
+    #expect(evaluated.value == failed.value, "a failure is evaluated only when it is the outcome")
+  }
+
+  @Test("a request, a timer and a hand fulfil racing: a failure is evaluated only when it is the outcome")
+  func failuresEvaluatedOnlyAsOutcomes() async {
+    let evaluated = Counter()
+    let failed = Counter()
+    for trial in 0..<Self.trials {
+      let abandoning = ResultPromise<Int, TestError>().abandoningOnCancel(with: counted(evaluated, .boom))
+      let delayed = ResultPromise<Int, TestError>.after(
+        .seconds(3_600), value: 0, ifCancelled: counted(evaluated, .boom))
+      let timed = ResultPromise<Int, TestError>().timeout(.zero, failure: counted(evaluated, .boom))
+      DispatchQueue.concurrentPerform(iterations: 2) { worker in
+        for promise in [abandoning, delayed, timed] {
+          if worker == 0 { promise.cancel() } else { promise.fulfil(with: .success(trial)) }
+        }
+      }
+      for promise in [abandoning, delayed, timed] where await promise.result == .failure(.boom) {
+        failed.increment()
+      }
+    }
+    #expect(evaluated.value == failed.value, "evaluated exactly when it is the outcome")
+  }
+
+  @Test("race and timeout deciding while their shared input settles on another thread: one outcome each")
+  func combinatorsWithdrawWhileInputsSettle() async {
+    let wrong = Counter()
+    let evaluated = Counter()
+    let timedOut = Counter()
+    for trial in 0..<Self.trials {
+      let shared = ResultPromise<Int, TestError>()
+      let stayed = Counter()
+      shared.await { _ in stayed.increment() }
+      let other = ResultPromise<Int, TestError>()
+      let raced = ResultPromise.race([shared, other])
+      let timed = shared.timeout(DispatchTimeInterval.seconds(0), failure: counted(evaluated, .boom))
+      let heard = Counter()
+      raced.await { result in
+        heard.increment()
+        if result != .success(trial) && result != .success(-1) { wrong.increment() }
+      }
+      DispatchQueue.concurrentPerform(iterations: 2) { worker in
+        if worker == 0 { shared.succeed(trial) } else { other.succeed(-1) }
+      }
+      if await timed.result == .failure(.boom) { timedOut.increment() }
+      if heard.value != 1 || stayed.value != 1 { wrong.increment() }
+    }
+    #expect(wrong.value == 0, "each combinator settles once, and the observer that stays runs once")
+    #expect(
+      evaluated.value == timedOut.value, "the timeout's failure is evaluated only when it is the outcome")
+  }
 }
 
 /// The observers of one trial: each records its name in `order`, counts itself in `calls`, counts in

@@ -42,11 +42,12 @@ struct WithdrawalTests {
       if let promise = await leave(shared!) { left.append(Watched(promise)) }
       if caller == 0 { shared!.onFailure { _ in } }  // the observer that stays, after the first caller's
     }
-    shared = nil
-    // A caller's promise may be held a moment longer by the thread that settled it (a timer's).
+    // Checked while the shared promise lives: a caller's promise may be held a moment longer by the thread
+    // that settled it (a timer's), but not by the shared promise.
     await eventually("every caller that left is released", sourceLocation: sourceLocation) { [left] in
       left.allSatisfy(\.isReleased)
     }
+    shared = nil
     let reports = BrokenPromiseReports.mentioning("<\(Marker.self), ")
     #expect(reports.count == 1, "\(reports)", sourceLocation: sourceLocation)
     #expect(
@@ -193,20 +194,34 @@ struct WithdrawalTests {
     }
   }
 
-  @Test("abandoningOnCancel's failure is not evaluated when a hand fulfil of its promise wins")
-  func abandoningDecidesFirst() {
-    let evaluated = Counter()
+  @Test("a hand fulfil made while a request's or a timer's failure is evaluated loses: the failure decided")
+  func claimedBeforeEvaluated() async {
+    // Each failure, as it is evaluated, tries to settle its own promise by hand: decided first, the
+    // promise is already the failure's, so the hand fulfil must return false.
     let handWon = Counter()
-    let requestWon = Counter()
-    for _ in 0..<2_000 {
-      let caller = ResultPromise<Int, TestError>().abandoningOnCancel(with: counted(evaluated, .boom))
-      DispatchQueue.concurrentPerform(iterations: 2) { worker in
-        if worker == 0 { caller.cancel() } else { caller.fulfil(with: .success(99)) }
-      }
-      if caller.settledResult == .success(99) { handWon.increment() } else { requestWon.increment() }
+    let target = Locked<ResultPromise<Int, TestError>?>(nil)
+    @Sendable func failureSettlingByHand() -> TestError {
+      if target.withLock({ $0 })?.fulfil(with: .success(99)) == true { handWon.increment() }
+      return .boom
     }
-    #expect(evaluated.value == requestWon.value, "evaluated exactly when the request decided")
-    #expect(handWon.value + requestWon.value == 2_000)
+    let abandoning = ResultPromise<Int, TestError>().abandoningOnCancel(with: failureSettlingByHand())
+    target.withLock { $0 = abandoning }
+    abandoning.cancel()
+    #expect(abandoning.settledResult == .failure(.boom))
+
+    let delayed = ResultPromise<Int, TestError>.after(
+      .seconds(3_600), value: 0, ifCancelled: failureSettlingByHand())
+    target.withLock { $0 = delayed }
+    delayed.cancel()
+    #expect(delayed.settledResult == .failure(.boom))
+
+    let manual = ManualClock()
+    let timed = ResultPromise<Int, TestError>().timeout(
+      .seconds(1), failure: failureSettlingByHand(), clock: manual)
+    target.withLock { $0 = timed }
+    manual.advance(by: .seconds(1))
+    #expect(await timed.result == .failure(.boom))
+    #expect(handWon.value == 0, "no hand fulfil wins once a failure is being evaluated")
   }
 
   @Test("a request after a hand fulfil evaluates no failure: abandoningOnCancel, timeout, delay")
@@ -220,6 +235,7 @@ struct WithdrawalTests {
       .seconds(1), failure: counted(evaluated, .boom), clock: manual)
     timed.succeed(2)
     manual.advance(by: .seconds(2))
+    try? await Task.sleep(for: .milliseconds(100))  // for the timer's task to run
     let delayed = ResultPromise<Int, TestError>(value: 3).delay(
       .seconds(1), clock: manual, ifCancelled: counted(evaluated, .boom))
     delayed.succeed(4)
