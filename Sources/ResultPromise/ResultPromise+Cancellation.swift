@@ -285,12 +285,14 @@ nonisolated extension ResultPromise {
   }
 }
 
-/// A promise that observers can be withdrawn from (see the core's `_withdraw`), whatever its types.
-@usableFromInline nonisolated protocol _Withdrawing: AnyObject {
-  func _withdraw(_ place: Int)
+/// A weak reference that a `@Sendable` closure can hold, to a promise it may only settle or withdraw from.
+///
+/// `@unchecked Sendable`: `object` is set once, before the box is shared, and weak loads are atomic. (The
+/// promise's value may not be `Sendable`; it is only settled with a failure through this box.)
+@usableFromInline final nonisolated class _Weak<Object: AnyObject>: @unchecked Sendable {
+  @usableFromInline weak var object: Object?
+  @inlinable init(_ object: Object) { self.object = object }
 }
-
-nonisolated extension ResultPromise: _Withdrawing {}
 
 /// One that waits for several promises and may stop before they settle (a combinator that is decided): the
 /// places of the observers it registered, withdrawn all at once when it stops — or at once, if it has
@@ -300,21 +302,28 @@ nonisolated extension ResultPromise: _Withdrawing {}
 /// `@unchecked Sendable`: `places` and `hasStopped` are used only under the lock.
 @usableFromInline nonisolated class _Withdrawer: @unchecked Sendable {
   @usableFromInline struct Place {
-    @usableFromInline weak var promise: (any _Withdrawing)?
+    @usableFromInline weak var promise: AnyObject?
     @usableFromInline let place: Int
-    @inlinable init(_ promise: some _Withdrawing, _ place: Int) {
-      (self.promise, self.place) = (promise, place)
+    /// `promise._withdraw(place)`: a closure literal in `watch`, which the client specialises, so it has
+    /// no generic context to capture and needs no allocation (a protocol witness would run unspecialised).
+    @usableFromInline let withdraw: (AnyObject, Int) -> Void
+    @inlinable init(_ promise: AnyObject, _ place: Int, _ withdraw: @escaping (AnyObject, Int) -> Void) {
+      (self.promise, self.place, self.withdraw) = (promise, place, withdraw)
     }
+    @inlinable func withdrawNow() { promise.map { withdraw($0, place) } }
   }
   @exclusivity(unchecked) @usableFromInline var places: [Place] = []
   @exclusivity(unchecked) @usableFromInline var hasStopped = false
   @inlinable init() {}
 
   /// Notes the observer at `place` of `promise` (`nil`: it has run), to withdraw when this stops.
-  @inlinable final func watch(_ promise: some _Withdrawing, at place: Int?) {
+  @inlinable final func watch<Success, Failure>(_ promise: ResultPromise<Success, Failure>, at place: Int?) {
     guard let place else { return }
+    let noted = Place(promise, place) {
+      unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._withdraw($1)
+    }
     let now = _Lock(for: self).withLock {
-      if !hasStopped { places.append(Place(promise, place)) }
+      if !hasStopped { places.append(noted) }
       return hasStopped
     }
     if now { promise._withdraw(place) }
@@ -327,17 +336,8 @@ nonisolated extension ResultPromise: _Withdrawing {}
       defer { places = [] }
       return places
     }
-    for place in taken { place.promise?._withdraw(place.place) }
+    for index in taken.indices { taken[index].withdrawNow() }  // by index: a copy would copy a weak reference
   }
-}
-
-/// A weak reference that a `@Sendable` closure can hold, to a promise it may only settle.
-///
-/// `@unchecked Sendable`: `object` is set once, before the box is shared, and weak loads are atomic. (The
-/// promise's value may not be `Sendable`; it is only settled with a failure through this box.)
-@usableFromInline final nonisolated class _Weak<Object: AnyObject>: @unchecked Sendable {
-  @usableFromInline weak var object: Object?
-  @inlinable init(_ object: Object) { self.object = object }
 }
 
 // MARK: - Withdrawal (internal)
