@@ -247,3 +247,49 @@ struct WithdrawalTests {
       ])
   }
 }
+
+extension LongChains {
+  /// Semantics 23 at length: withdrawals come in a loop, in amortised constant time each, at constant stack
+  /// depth (on a 512 KiB stack).
+  @Suite("Long chains: callers who leave")
+  struct Departures {
+    static var length: Int { LongChains.length }
+
+    @Test(
+      "as many callers as a long chain has steps leave one pending promise in arrival order, and the rest run"
+    )
+    func manyCallersLeaveInArrivalOrder() async {
+      let outcomes = Counter()
+      let stayed = Counter()
+      await onSmallStack {
+        let shared = ResultPromise<Int, TestError>()
+        let callers = (0..<Self.length).map { _ in shared.abandoningOnCancel(with: .boom) }
+        shared.await { _ in stayed.increment() }
+        for caller in callers {
+          caller.cancel()
+          if caller.settledResult == .failure(.boom) { outcomes.increment() }
+        }
+        shared.succeed(1)
+      }
+      #expect(outcomes.value == Self.length)
+      #expect(stayed.value == 1)
+    }
+
+    struct Marker: Sendable, Equatable {}
+
+    @Test("race and all over a long list of pending inputs, decided by one, withdraw from all the others")
+    func combinatorsWithdrawFromManyInputs() async {
+      BrokenPromiseReports.install()
+      let results = Log<Result<Int, TestError>>()
+      await onSmallStack {
+        let inputs = (0..<Self.length).map { _ in ResultPromise<Marker, TestError>() }
+        let raced = ResultPromise.race(inputs + [ResultPromise(value: Marker())])
+        let all = ResultPromise.all(inputs + [ResultPromise(error: .boom)])
+        raced.map { _ in 0 }.await(results.append)
+        all.map { $0.count }.await(results.append)
+      }  // the inputs are dropped pending: with nothing left registered, none is reported
+      #expect(results.values == [.success(0), .failure(.boom)])
+      #expect(BrokenPromiseReports.mentioning("<\(Marker.self), ").isEmpty)
+    }
+  }
+}

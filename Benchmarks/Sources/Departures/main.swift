@@ -111,6 +111,15 @@ let perCall: [(String, () -> Void)] = [
     }
   ),
   (
+    "race([pending, settled]), a new pending input each call",
+    {
+      for index in 0..<calls {
+        let pending = ResultPromise<Int, Left>()
+        blackHole(ResultPromise.race([pending, ResultPromise(value: index)]))
+      }
+    }
+  ),
+  (
     "all([a, b]), both succeed",
     {
       for index in 0..<calls {
