@@ -299,7 +299,7 @@ nonisolated extension ResultPromise {
 /// stopped already, which settles a race between its registering and its deciding. Each input is held
 /// weakly: a strong hold would keep an abandoned pending input alive, never freed or reported.
 ///
-/// `@unchecked Sendable`: `places` and `hasStopped` are used only under the lock.
+/// `@unchecked Sendable`: `first`, `more` and `hasStopped` are used only under the lock.
 @usableFromInline nonisolated class _Withdrawer: @unchecked Sendable {
   @usableFromInline struct Place {
     @usableFromInline weak var promise: AnyObject?
@@ -312,7 +312,9 @@ nonisolated extension ResultPromise {
     }
     @inlinable func withdrawNow() { promise.map { withdraw($0, place) } }
   }
-  @exclusivity(unchecked) @usableFromInline var places: [Place] = []
+  /// The first place noted, kept without an array (often the only input still pending), then the others.
+  @exclusivity(unchecked) @usableFromInline var first: Place?
+  @exclusivity(unchecked) @usableFromInline var more: [Place] = []
   @exclusivity(unchecked) @usableFromInline var hasStopped = false
   @inlinable init() {}
 
@@ -323,20 +325,24 @@ nonisolated extension ResultPromise {
       unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._withdraw($1)
     }
     let now = _Lock(for: self).withLock {
-      if !hasStopped { places.append(noted) }
-      return hasStopped
+      if hasStopped { return true }
+      if first == nil { first = noted } else { more.append(noted) }
+      return false
     }
     if now { promise._withdraw(place) }
   }
 
   /// Stops waiting: withdraws every observer noted, and any noted later.
   @inlinable final func stop() {
-    let taken: [Place] = _Lock(for: self).withLock {
+    // Moved out under the lock, never copied (a copy of a place copies a weak reference).
+    var (one, others): (Place?, [Place]) = (nil, [])
+    _Lock(for: self).withLock {
       hasStopped = true
-      defer { places = [] }
-      return places
+      one = first.take()
+      swap(&others, &more)
     }
-    for index in taken.indices { taken[index].withdrawNow() }  // by index: a copy would copy a weak reference
+    one?.withdrawNow()
+    for index in others.indices { others[index].withdrawNow() }
   }
 }
 

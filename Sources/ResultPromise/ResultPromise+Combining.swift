@@ -124,13 +124,11 @@ nonisolated extension ResultPromise {
   public static func race(
     _ promises: some Collection<ResultPromise<Success, Failure>>
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>(
-      _pending: _Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) }))
-    let withdrawer = _Withdrawer()
+    let race = _Race<Success, Failure>(_Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) }))
     for promise in promises {
-      withdrawer.watch(promise, at: promise._await { if next.fulfil(with: $0) { withdrawer.stop() } })
+      race.watch(promise, at: promise._await { if race.next.fulfil(with: $0) { race.stop() } })
     }
-    return next
+    return race.next
   }
 
   /// Calls `makers` in order, with at most `limit` of the promises they make pending at once; succeeds
@@ -345,6 +343,18 @@ nonisolated extension ResultPromise where Success == Never {
   @inlinable var value: Value {
     guard let stored else { preconditionFailure("ResultPromise.zip read an input that had not succeeded") }
     return stored
+  }
+}
+
+/// `race`'s result, and (as a `_Withdrawer`) its observers on the inputs: one object for the observers to
+/// capture, so that each needs no context of its own.
+///
+/// `@unchecked Sendable`: `next` never changes, and the withdrawer's state is used only under its lock.
+@usableFromInline final nonisolated class _Race<Success, Failure: Error>: _Withdrawer, @unchecked Sendable {
+  @usableFromInline let next: ResultPromise<Success, Failure>
+  @inlinable init(_ extras: _Extras?) {
+    next = ResultPromise(_pending: extras)
+    super.init()
   }
 }
 
