@@ -247,7 +247,7 @@ nonisolated extension ResultPromise {
   /// who left it.
   /// - Parameter failure: What the caller who left hears; evaluated only if a request decides.
   /// - Returns: A promise that settles like this one, or fails with `failure` on a request.
-  public func abandoningOnCancel(
+  @inlinable public func abandoningOnCancel(
     with failure: @autoclosure @escaping @Sendable () -> Failure
   ) -> ResultPromise<Success, Failure> {
     _abandoning(failure) { $0 }
@@ -385,13 +385,23 @@ nonisolated extension _Waiter {
   /// array, once empty), and moves the rest to smaller storage once it is three-quarters unused.
   @inlinable static func take(_ number: Int, from waiters: inout [Self]?) -> _Observer<Success, Failure>? {
     guard var all = waiters.take() else { return nil }
-    var (low, high) = (0, all.count)
-    while low < high {
-      let middle = (low + high) / 2
-      if all[middle].number < number { low = middle + 1 } else { high = middle }
+    // Through the storage's address, never a copy of an element: copied by unspecialised code (a caller
+    // generic over the promise's types), an element costs an allocation.
+    let taken = all.withUnsafeMutableBufferPointer { buffer -> _Observer<Success, Failure>? in
+      let first = buffer.baseAddress.unsafelyUnwrapped
+      var (low, high) = (0, buffer.count)
+      while low < high {
+        let middle = (low + high) / 2
+        if (first + middle).pointee.number < number { low = middle + 1 } else { high = middle }
+      }
+      return low < buffer.count && (first + low).pointee.number == number
+        ? (first + low).pointee.observer.take() : nil
     }
-    let taken = low < all.count && all[low].number == number ? all[low].observer.take() : nil
-    while let last = all.last, last.observer == nil { all.removeLast() }
+    while !all.isEmpty,
+      all.withUnsafeBufferPointer({ $0.baseAddress.unsafelyUnwrapped[$0.count - 1].observer == nil })
+    {
+      all.removeLast()
+    }
     if all.count < all.capacity / 4 {
       var smaller: [Self] = []
       smaller.reserveCapacity(all.count)
