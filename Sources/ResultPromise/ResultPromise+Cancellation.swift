@@ -294,6 +294,14 @@ nonisolated extension ResultPromise {
   @inlinable init(_ object: Object) { self.object = object }
 }
 
+// MARK: - Withdrawal (internal)
+//
+// A caller who stops waiting takes back the observer it registered, by the place the core's `_await`
+// returned: while the promise is pending, the observer leaves the single-observer slot, or leaves a gap in
+// `_more` (the others keep their places and order; gaps at the end go at once, the rest when the array is
+// next full). A combinator notes the places it registered on its inputs in a `_Withdrawer`, and withdraws
+// them once decided. Who settles a promise with a failure it must evaluate claims the promise first.
+
 /// One that waits for several promises and may stop before they settle (a combinator that is decided): the
 /// places of the observers it registered, withdrawn all at once when it stops — or at once, if it has
 /// stopped already, which settles a race between its registering and its deciding. Each input is held
@@ -345,13 +353,6 @@ nonisolated extension ResultPromise {
     for index in others.indices { others[index].withdrawNow() }
   }
 }
-
-// MARK: - Withdrawal (internal)
-//
-// A caller who stops waiting takes back the observer it registered, by the place the core's `_await`
-// returned: while the promise is pending, the observer leaves the single-observer slot, or leaves a gap in
-// `_more` (the others keep their places and order; gaps at the end go at once, the rest when the array is
-// next full). Who settles a promise with a failure it must evaluate claims the promise first.
 
 nonisolated extension ResultPromise {
   /// Settles with `outcome()` if the promise is pending, evaluating it only then: the promise is claimed
