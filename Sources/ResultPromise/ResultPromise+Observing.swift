@@ -70,8 +70,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   public func always(
     _ body: @escaping @Sendable (Result<Success, Failure>) -> Void
   ) -> ResultPromise<Success, Failure> {
-    _chain(body) { body, result, next in
-      body(result)
+    // Held as an `_Observer`, a struct: a bare closure in the step's generic storage needs a reabstraction
+    // thunk, one allocation per step, unless the optimiser specialises this for the closure literal.
+    _chain(_Observer(body)) { body, result, next in
+      body.call(result)
       next.fulfil(with: result)
     }
   }
