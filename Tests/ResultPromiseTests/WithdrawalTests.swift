@@ -240,6 +240,7 @@ struct WithdrawalTests {
       .seconds(1), clock: manual, ifCancelled: counted(evaluated, .boom))
     delayed.succeed(4)
     delayed.cancel()
+    manual.advance(by: .seconds(1))  // ends the delay's wait, whose task would otherwise sleep for ever
     #expect(evaluated.value == 0)
     #expect(
       [caller.settledResult, timed.settledResult, delayed.settledResult] == [
