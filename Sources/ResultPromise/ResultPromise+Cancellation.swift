@@ -179,11 +179,16 @@ nonisolated extension ResultPromise {
   /// `ResultPromise()` or `ResultPromise { done in … }`.
   ///
   /// Thread-safe, idempotent, and a no-op once the promise has settled. Handlers run on the calling
-  /// thread (after the callback that is running, if called from inside one), never under a lock.
+  /// thread (after the callback that is running, if called from inside one), never under a lock. A promise
+  /// asked to cancel while pending is not reported if nothing hears its failure (it answers the request;
+  /// see ``PromiseDiagnostics/unheardFailureHandler``).
   public func cancel() {
+    // A failure that answers the request is not reported as unheard. (The phase, not `_outcome`: this method
+    // is not specialised, and reading a generic value here costs a metadata lookup.)
+    _withLock { if _phase == .pending || _phase == .claimed { _flags.insert(.heard) } }
     if let record = _extras as? _Cancellation { return record.cancel(at: _depth) }
     #if DEBUG
-      guard _CannotCancelReports.first(for: self) else { return }
+      guard _withLock({ _flags.insert(.toldCannotCancel).inserted }) else { return }
       let problem = "cannot be cancelled, so cancel() does nothing"
       let made = _origin == nil ? " (it was made by an operator from a promise that cannot be)" : ""
       let remedy = "make it with ResultPromise { done, onCancel in … }, a thenAsync step, a timer or a Task"
@@ -278,9 +283,9 @@ nonisolated extension ResultPromise {
   /// Creates a pending user-made promise (reported if dropped while pending) with `record`.
   @inlinable convenience init(_userMade record: _Cancellation, file: StaticString, line: UInt) {
     self.init(_pending: record)
-    _reportsBroken = true  // set before the promise is shared, so without the lock
+    _flags.insert(.reportsBroken)  // set before the promise is shared, so without the lock
     #if DEBUG
-      _origin = (file, line)
+      _origin = ("made at", file, line)
     #endif
   }
 }
@@ -403,12 +408,7 @@ nonisolated extension _Waiter {
     {
       all.removeLast()
     }
-    if all.count < all.capacity / 4 {
-      var smaller: [Self] = []
-      smaller.reserveCapacity(all.count)
-      smaller.append(contentsOf: all)
-      all = smaller
-    }
+    if all.count < all.capacity / 4 { all = all.withUnsafeBufferPointer { Array($0) } }  // a smaller copy
     waiters = all.isEmpty ? nil : all
     return taken
   }
@@ -512,28 +512,19 @@ nonisolated extension _Extras {
 
   /// A set of depths, as 256 bits.
   @usableFromInline struct Depths {
-    @usableFromInline var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    @usableFromInline var isEmpty: Bool { words == (0, 0, 0, 0) }
-    @usableFromInline func contains(_ depth: UInt8) -> Bool { self[Int(depth) >> 6] & 1 << (depth & 63) != 0 }
-    @usableFromInline mutating func insert(_ depth: UInt8) { self[Int(depth) >> 6] |= 1 << (depth & 63) }
+    @usableFromInline var words = SIMD4<UInt64>()
+    @usableFromInline var isEmpty: Bool { words == .zero }
+    @usableFromInline func contains(_ depth: UInt8) -> Bool {
+      words[Int(depth) >> 6] & 1 << (depth & 63) != 0
+    }
+    @usableFromInline mutating func insert(_ depth: UInt8) { words[Int(depth) >> 6] |= 1 << (depth & 63) }
     /// Removes every depth from `low` through `high` (0…255).
     @usableFromInline mutating func remove(from low: Int, through high: Int) {
       @inline(__always) func kept(_ word: Int) -> UInt64 {  // the bits of that word outside `low...high`
         let (first, last) = (max(low - word << 6, 0), min(high - word << 6, 63))
         return first > last ? .max : ~((UInt64.max &>> (63 - last + first)) &<< first)
       }
-      words = (words.0 & kept(0), words.1 & kept(1), words.2 & kept(2), words.3 & kept(3))
-    }
-    @usableFromInline subscript(word: Int) -> UInt64 {
-      get { word == 0 ? words.0 : word == 1 ? words.1 : word == 2 ? words.2 : words.3 }
-      set {
-        switch word {
-        case 0: words.0 = newValue
-        case 1: words.1 = newValue
-        case 2: words.2 = newValue
-        default: words.3 = newValue
-        }
-      }
+      words &= SIMD4(kept(0), kept(1), kept(2), kept(3))
     }
   }
 
@@ -829,24 +820,7 @@ nonisolated extension _Extras {
 /// promise it is.
 @usableFromInline typealias _Place = (record: _Cancellation, depth: UInt8)
 
-#if DEBUG
-  /// The promises already reported as not cancellable, so that each is reported once. Debug builds only.
-  nonisolated enum _CannotCancelReports {
-    private final class Seen: @unchecked Sendable {  // `promises` is used only under its lock
-      var promises: [ObjectIdentifier: Weak] = [:]
-    }
-    private struct Weak { weak var promise: AnyObject? }
-    private static let seen = Seen()
-
-    /// `true` the first time it is asked about `promise` (while that promise lives).
-    static func first(for promise: AnyObject) -> Bool {
-      _Lock(for: seen).withLock {
-        let id = ObjectIdentifier(promise)
-        if seen.promises[id]?.promise === promise { return false }
-        seen.promises = seen.promises.filter { $0.value.promise != nil }
-        seen.promises[id] = Weak(promise: promise)
-        return true
-      }
-    }
-  }
-#endif
+nonisolated extension _Flags {
+  /// `cancel()` has said, in a debug build, that this promise cannot be cancelled: it says so once.
+  @inlinable static var toldCannotCancel: Self { Self(rawValue: 8) }
+}

@@ -168,7 +168,7 @@ extension MainActorPromise {
   /// As ``ResultPromise/settledResult``: exact as soon as `fulfil` has returned, even while a hop to the
   /// main actor that delivers the same outcome to the view's closures is still waiting.
   @inlinable public var settledResult: Result<Success, Failure>? {
-    promise._withLock { promise._outcome }
+    promise._hear(if: promise._outcome != nil)
   }
 
   /// Runs `body` with the value on the main actor if the promise succeeds.
@@ -176,11 +176,13 @@ extension MainActorPromise {
   /// ```swift
   /// store.band(id).onMainActor.onSuccess { band in self.title = band.name }
   /// ```
+  ///
+  /// As ``ResultPromise/onSuccess(_:)``, it does not hear a failure: pair it with ``onFailure(_:)``.
   /// - Parameter body: Called with the success value, at most once.
   /// - Returns: This view, so that more observers can be chained.
   @inlinable @discardableResult public func onSuccess(_ body: @escaping @MainActor (Success) -> Void) -> Self
   {
-    _observe { if case .success(let value) = $0 { body(value) } }
+    _observe(hearing: false) { if case .success(let value) = $0 { body(value) } }
     return self
   }
 
@@ -213,7 +215,7 @@ extension MainActorPromise {
   @inlinable @discardableResult public func always(
     _ body: @escaping @MainActor (Result<Success, Failure>) -> Void
   ) -> MainActorPromise<Success, Failure> {
-    _chain { result, next in
+    _chain(startsHeard: true) { result, next in
       body(result)
       next.fulfil(with: result)
     }
@@ -235,7 +237,7 @@ extension MainActorPromise {
     _ cleanup: @escaping @MainActor (Result<Success, Failure>) -> ResultPromise<Void, Never>
   ) -> MainActorPromise<Success, Failure> {
     // As on `ResultPromise`: shielded, the step waits for the cleanup as a plain observer.
-    _chain { result, next in cleanup(result)._await { _ in next.fulfil(with: result) } }
+    _chain(startsHeard: true) { result, next in cleanup(result)._await { _ in next.fulfil(with: result) } }
   }
 
   // MARK: Chaining
@@ -500,10 +502,12 @@ extension MainActorPromise {
 
   /// Runs `observer` on the main actor with the result: at once if called there and no earlier hop of
   /// this promise is waiting, otherwise by a hop to the main queue.
-  @inlinable func _observe(_ observer: @escaping @MainActor (Result<Success, Failure>) -> Void) {
+  @inlinable func _observe(
+    hearing hears: Bool = true, _ observer: @escaping @MainActor (Result<Success, Failure>) -> Void
+  ) {
     // `unowned(unsafe)`: an observer that held its own promise would keep a pending one alive forever
     // (never reported as broken). The core runs an observer only while its promise is alive.
-    promise._await { [unowned(unsafe) promise] result in
+    promise._await(hearing: hears) { [unowned(unsafe) promise] result in
       if _MainQueue.runsNow(for: promise) {
         MainActor.assumeIsolated { observer(result) }
       } else {
@@ -514,13 +518,16 @@ extension MainActorPromise {
 
   /// Chains a step: `step` gets the result and the next promise, and settles it, on the main actor. A step
   /// that `adopts` another promise (`thenAsync`, `recoverAsync`) can always be cancelled, where the
-  /// cancellation file is present, so that a request reaches the promise it adopts.
+  /// cancellation file is present, so that a request reaches the promise it adopts. The next promise of a
+  /// step whose closure hears the failure and need not hand it on (`always`) `startsHeard`.
   @inlinable func _chain<NewSuccess, NewFailure>(
-    adopts: Bool = false,
+    adopts: Bool = false, startsHeard: Bool = false,
     _ step: @escaping @MainActor (Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> MainActorPromise<NewSuccess, NewFailure> {
     let (extras, depth) = _Extras.forStep(from: promise._extras, at: promise._depth, adopts: adopts)
     let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras, depth: depth)
+    promise._bequeathOrigin(to: next)
+    if startsHeard { next._flags.insert(.heard) }  // not shared yet, so without the lock
     _observe { step($0, next) }
     return MainActorPromise<NewSuccess, NewFailure>(next)
   }
@@ -615,8 +622,7 @@ nonisolated extension _Extras {
   @usableFromInline let promise: AnyObject
   @usableFromInline let run: @MainActor () -> Void
   @usableFromInline init(_ promise: AnyObject, _ run: @escaping @MainActor () -> Void) {
-    self.promise = promise
-    self.run = run
+    (self.promise, self.run) = (promise, run)
   }
 }
 

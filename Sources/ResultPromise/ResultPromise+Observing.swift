@@ -22,11 +22,14 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///
   /// Runs where ``await(_:)`` would: synchronously on the thread that settles the promise, or on the
   /// calling thread if it has already settled.
+  ///
+  /// It does not hear a failure: a failed promise that only `onSuccess` observed is reported when it is
+  /// released (see ``PromiseDiagnostics/unheardFailureHandler``). Add ``onFailure(_:)`` beside it.
   /// - Parameter body: Called with the success value, at most once.
   /// - Returns: This promise, so that more observers can be chained.
   @inlinable @discardableResult
   public func onSuccess(_ body: @escaping @Sendable (Success) -> Void) -> Self {
-    self._await { if case .success(let value) = $0 { body(value) } }
+    self._await(hearing: false) { if case .success(let value) = $0 { body(value) } }
     return self
   }
 
@@ -44,9 +47,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// Exact on any thread: once `fulfil` has returned on one thread, every later read on any thread sees
   /// the outcome, even while its observers are still being called. Unlike `value` and `result`, which
   /// wait for the outcome, this never suspends — and it cannot tell you about an outcome still to come.
-  @inlinable public var settledResult: Result<Success, Failure>? {
-    _withLock { _outcome }
-  }
+  /// Reading a failure here hears it (see ``PromiseDiagnostics/unheardFailureHandler``); reading `nil` hears
+  /// nothing.
+  @inlinable public var settledResult: Result<Success, Failure>? { _hear(if: _outcome != nil) }
 
   /// Runs `body` on either outcome, then passes the same result on — like `finally` in JavaScript.
   ///
@@ -57,7 +60,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///     .onSuccess { user in show(user) }
   /// ```
   ///
-  /// The returned promise settles after `body` has returned, with this promise's result.
+  /// The returned promise settles after `body` has returned, with this promise's result. `body` hears a
+  /// failure, so the returned promise starts out heard: a chain may end here, or in `.onSuccess` after it,
+  /// without a failure being reported as unheard (see ``PromiseDiagnostics/unheardFailureHandler``).
   ///
   /// **Cancellation:** the returned promise is a step, a *dependent* of this one (see `cancel()` in
   /// `ResultPromise+Cancellation.swift`), whether or not anyone keeps it: an `always` result made and
@@ -74,6 +79,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     // thunk, one allocation per step, unless the optimiser specialises this for the closure literal.
     _chain(_Observer(body)) { body, result, next in
       body.call(result)
+      next._hear(if: true)  // `body` heard the failure, so a chain may end here
       next.fulfil(with: result)
     }
   }
@@ -104,6 +110,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   ) -> ResultPromise<Success, Failure> {
     // Shielded: the step waits for the cleanup as a plain observer, which passes no request on to it.
     _chain(_Make(cleanup)) { cleanup, result, next in
+      next._hear(if: true)  // `cleanup` hears the failure, so a chain may end here
       cleanup.call(result)._await { _ in next.fulfil(with: result) }
     }
   }

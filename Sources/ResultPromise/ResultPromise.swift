@@ -111,9 +111,9 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   ///   - file: Where the promise is made, for the report; leave the default.
   ///   - line: The line where the promise is made, for the report; leave the default.
   @inlinable public init(file: StaticString = #fileID, line: UInt = #line) {
-    super.init(outcome: nil, phase: .pending, reportsBroken: true, extras: nil)
+    super.init(outcome: nil, phase: .pending, flags: .reportsBroken, extras: nil)
     #if DEBUG
-      _origin = (file, line)
+      _origin = ("made at", file, line)
     #endif
   }
 
@@ -122,9 +122,13 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// ```swift
   /// let done = ResultPromise<Int, MyError>(.success(1))
   /// ```
+  ///
+  /// A failure that nothing hears is reported when the promise is released (see
+  /// ``PromiseDiagnostics/unheardFailureHandler``).
   /// - Parameter result: The outcome every observer receives.
   @inlinable public init(_ result: Result<Success, Failure>) {
-    super.init(outcome: result, phase: .settled, reportsBroken: false, extras: nil)
+    super.init(outcome: result, phase: .settled, flags: [], extras: nil)
+    if case .failure = result { _flags.insert(.failed) }  // as `_settle` records it
   }
 
   // A trailing closure must never be taken for the value: when `ResultPromise { done in … }` fails to
@@ -148,6 +152,9 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// ```swift
   /// let failed = ResultPromise<Int, MyError>(error: .notFound)
   /// ```
+  ///
+  /// Released without anything having heard the failure, it is reported, as an unhandled `Promise.reject`
+  /// is (see ``PromiseDiagnostics/unheardFailureHandler``).
   /// - Parameter error: The failure.
   @inlinable public convenience init(error: Failure) { self.init(.failure(error)) }
 
@@ -308,7 +315,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// Creates a pending promise for an operator to settle, with `extras` if it needs any. It is not
   /// reported when dropped while pending (dropping a pending chain reports its root once).
   @inlinable init(_pending extras: _Extras?, depth: UInt8 = 0) {
-    super.init(outcome: nil, phase: .pending, reportsBroken: false, extras: extras, depth: depth)
+    super.init(outcome: nil, phase: .pending, flags: [], extras: extras, depth: depth)
   }
 }
 
@@ -430,7 +437,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   }
 }
 
-/// Reports promises that are dropped before they settle (a "broken promise").
+/// Reports promises that are dropped before they settle (a "broken promise"), and failures that nothing
+/// heard (``unheardFailureHandler``).
 ///
 /// A promise made with `ResultPromise()` or `ResultPromise { fulfil in … }` that is deallocated while
 /// still pending, with observers waiting, calls ``brokenPromiseHandler``
@@ -477,6 +485,44 @@ public nonisolated enum PromiseDiagnostics {
     get { _Lock(for: hook).withLock { hook.handler } }
     // The replaced handler is released after the lock: its captures' deinitialisers are user code.
     set { _ = _Lock(for: hook).withLock { exchange(&hook.handler, with: newValue) } }
+  }
+
+  /// Called once when a promise that failed is released without anything having heard the failure, with
+  /// the error and a one-line description; `nil` reports nothing.
+  ///
+  /// *Heard* means: something that receives failures was attached — `await`, `onFailure`, `always`,
+  /// `alwaysAsync`, any operator, combinator or timer, `receive(on:)`, `abandoningOnCancel`, a task
+  /// awaiting `value` or `result`, or the main-actor view's equivalents; the promise was adopted by a
+  /// `thenAsync` or `recoverAsync` step; or its `settledResult` was read after it settled. `onSuccess`,
+  /// `isPending` and the description do not hear: a chain that ends in `onSuccess` alone is the commonest
+  /// swallowed error. An operator hands the failure on to the promise it makes, which must be heard in turn,
+  /// so a dropped chain is reported once, for its last promise. The promise `always` and `alwaysAsync`
+  /// return starts out heard (ending a chain with `.always { … }` is normal), and a promise asked to
+  /// `cancel()` while pending is exempt: its failure answers the request.
+  ///
+  /// The default, in debug builds, writes one line with ``writeToStandardError``, naming the type, the error
+  /// and where the chain began:
+  ///
+  /// ```
+  /// warning: ResultPromise<User, APIError> made by an operator from the promise made at App/Loader.swift:36 failed with APIError.offline, and nothing heard it.
+  /// ```
+  ///
+  /// In release builds the default is `nil`, and no report is built. An app may send the reports to its
+  /// crash reporter as non-fatal errors:
+  ///
+  /// ```swift
+  /// PromiseDiagnostics.unheardFailureHandler = { error, message in
+  ///     CrashReporter.recordNonFatal(error, reason: message)
+  /// }
+  /// ```
+  ///
+  /// The handler runs on the thread that releases the promise, inside its deinitialiser, perhaps while a
+  /// chain is settling: it must not block and must not touch promises. The report is exact for promises
+  /// that are released: one kept alive for good (by a cache, a retain cycle, or still alive at `exit()`)
+  /// is never reported. Safe to read and set from any thread.
+  public static var unheardFailureHandler: (@Sendable (_ failure: any Error, _ message: String) -> Void)? {
+    get { _Lock(for: hook).withLock { hook.unheard } }
+    set { _ = _Lock(for: hook).withLock { exchange(&hook.unheard, with: newValue) } }
   }
 
   /// A ``brokenPromiseHandler`` that writes `warning: <message>` as one line to standard error.
@@ -555,13 +601,24 @@ public nonisolated enum PromiseDiagnostics {
 /// `_outcome` after settlement, when it no longer changes. `@exclusivity(unchecked)`: the lock already
 /// rules out overlapping accesses, and the dynamic checks would cost more than the rest of a delivery.
 public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
+  // The fields whose types do not depend on the outcome's come first: their offsets are then fixed, so the
+  // (unspecialised) `deinit` reads and releases them without looking their offsets up. Those after `_outcome`
+  // fill its tail padding.
+  /// The first waiting observer, stored inline so the common single-observer case needs no array.
+  @exclusivity(unchecked) @usableFromInline final var _first: _Observer<Success, Failure>?
+  /// Further waiting observers, in registration order; while pending, set only when `_first` is or was (it
+  /// may have been withdrawn). `nil`, never empty, when there are none: freeing a promise then releases
+  /// nothing for it (an empty array costs a call).
+  @exclusivity(unchecked) @usableFromInline final var _more: [_Waiter<Success, Failure>]?
+  /// What few promises need: the queue their observers run on, how a request to cancel reaches their work.
+  @usableFromInline final let _extras: _Extras?
   /// The outcome once settled (`Result<Success, Failure>?` in ``ResultPromise``).
   @exclusivity(unchecked) @usableFromInline final var _outcome: Outcome
   /// Pending, settled, or where the delivery of the outcome stands.
   @exclusivity(unchecked) @usableFromInline final var _phase: _Phase
-  /// Whether dropping this promise while pending is reported (user-created promises only, until a
-  /// report has been made).
-  @exclusivity(unchecked) @usableFromInline final var _reportsBroken: Bool
+  /// What its reports need: whether dropping it while pending is reported, whether it failed, whether
+  /// anything heard that.
+  @exclusivity(unchecked) @usableFromInline final var _flags: _Flags
   /// Where the promise sits among those that share its extras (0: they are its own); see `_Extras`. A byte,
   /// which fits in padding beside the two above.
   @usableFromInline final let _depth: UInt8
@@ -574,28 +631,26 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
     /// Runs `body` holding this promise's lock.
     @inlinable final func _withLock<T>(_ body: () -> T) -> T { _Lock.withLock(_word, body) }
   #endif
-  /// The first waiting observer, stored inline so the common single-observer case needs no array.
-  @exclusivity(unchecked) @usableFromInline final var _first: _Observer<Success, Failure>?
-  /// Further waiting observers, in registration order; while pending, set only when `_first` is or was (it
-  /// may have been withdrawn). `nil`, never empty, when there are none: freeing a promise then releases
-  /// nothing for it (an empty array costs a call).
-  @exclusivity(unchecked) @usableFromInline final var _more: [_Waiter<Success, Failure>]?
-  /// What few promises need: the queue their observers run on, how a request to cancel reaches their work.
-  @usableFromInline final let _extras: _Extras?
   #if DEBUG
-    /// Where a user-created promise was made, for the broken-promise report. Debug builds only: release
-    /// builds spend no memory on it. Set once, before the promise is shared.
-    @usableFromInline final var _origin: (file: StaticString, line: UInt)?
+    /// Where a user-created promise was made, for the reports ("made at"); an operator-made one keeps where
+    /// its chain began. Debug builds only: release builds spend no memory on it. Set once, before the
+    /// promise is shared.
+    @usableFromInline final var _origin: (made: StaticString, file: StaticString, line: UInt)?
   #endif
 
-  @inlinable init(outcome: Outcome, phase: _Phase, reportsBroken: Bool, extras: _Extras?, depth: UInt8 = 0) {
-    (_outcome, _phase, _reportsBroken, _extras, _depth) = (outcome, phase, reportsBroken, extras, depth)
+  @inlinable init(outcome: Outcome, phase: _Phase, flags: _Flags, extras: _Extras?, depth: UInt8 = 0) {
+    (_outcome, _phase, _flags, _extras, _depth) = (outcome, phase, flags, extras, depth)
   }
 
   deinit {
     // Only a pending promise still holds observers: a settled one has delivered them.
-    guard _first != nil || _more != nil else { return }
-    if _reportsBroken {
+    guard _first != nil || _more != nil else {
+      if _flags.intersection([.failed, .heard]) == .failed {
+        PromiseDiagnostics._report(self, unheard: true)
+      }
+      return
+    }
+    if _flags.contains(.reportsBroken) {
       PromiseDiagnostics._report(
         self, "was deallocated while pending; its \(_observerCount) will never be called.")
     }
@@ -624,6 +679,19 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
   case pending, settled, firstRound, scheduled, running, claimed
 }
 
+/// What a promise's reports need to know, in one byte.
+@usableFromInline nonisolated struct _Flags: OptionSet {
+  @usableFromInline let rawValue: UInt8
+  @inlinable init(rawValue: UInt8) { self.rawValue = rawValue }
+  /// Made by the user, and not yet reported as broken: dropping it while pending is reported.
+  @inlinable static var reportsBroken: Self { Self(rawValue: 1) }
+  /// Settled with a failure.
+  @inlinable static var failed: Self { Self(rawValue: 2) }
+  /// Its failure was or will be heard: something that receives failures was registered, it was adopted, its
+  /// settled result was read, or it was asked to cancel while pending.
+  @inlinable static var heard: Self { Self(rawValue: 4) }
+}
+
 /// A waiting observer as the promise stores it. Not `@Sendable`: the public API takes `@Sendable`
 /// closures where they may run on another thread; the library's own observers capture the promises of
 /// a chain, which are `Sendable` only when their values are.
@@ -633,9 +701,6 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 @usableFromInline nonisolated struct _Observer<Success, Failure: Error> {
   @usableFromInline let call: (Result<Success, Failure>) -> Void
   @inlinable init(_ call: @escaping (Result<Success, Failure>) -> Void) { self.call = call }
-  @inlinable init(joining waiters: [_Waiter<Success, Failure>]) {
-    call = { for waiter in waiters { waiter.observer?.call($0) } }
-  }
 }
 
 /// An observer waiting in `_more`, with its number: one more than the one before it, so numbers grow along the
@@ -674,12 +739,14 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 }
 
 nonisolated extension ResultPromise {
-  /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`). Returns the
-  /// observer's place, with which `_withdraw` takes it back, or `nil` if it has run already.
-  @inlinable @discardableResult func _await(_ observer: @escaping (Result<Success, Failure>) -> Void) -> Int?
-  {
+  /// `await` for the library's own observers, which need not be `@Sendable` (see `_Observer`); one that
+  /// ignores failures does not `hear` them. Returns the observer's place, with which `_withdraw` takes it
+  /// back, or `nil` if it has run already.
+  @inlinable @discardableResult func _await(
+    hearing hears: Bool = true, _ observer: @escaping (Result<Success, Failure>) -> Void
+  ) -> Int? {
     var place = 0
-    guard let result = _register({ _Observer(observer) }, place: &place) else { return place }
+    guard let result = _register({ _Observer(observer) }, place: &place, hearing: hears) else { return place }
     _Trampoline.withCurrent { $0.runAsCallback { observer(result) } }
     return nil
   }
@@ -693,6 +760,7 @@ nonisolated extension ResultPromise {
     let phase: _Phase? = _withLock {
       guard _phase == expected else { return nil }
       _outcome = result
+      if case .failure = result { _flags.insert(.failed) }
       _phase = _first == nil && _more == nil ? .settled : _more == nil ? .firstRound : .scheduled
       return _phase
     }
@@ -727,10 +795,12 @@ nonisolated extension ResultPromise {
       let result = _register(
         {
           step = _Step(slot.take(), apply, extras?.takeRetainedValue(), depth)
+          _bequeathOrigin(to: step.unsafelyUnwrapped)
           return _Observer { [waiting = step.unsafelyUnwrapped] in waiting._run($0) }
         }, place: &place)
     else { return step.unsafelyUnwrapped }
     let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras?.takeRetainedValue(), depth: depth)
+    _bequeathOrigin(to: next)
     // Not through `withCurrent`, generic over its result: in its closure, this one made the compiler box
     // `transform` (a reabstraction thunk, one allocation per `thenAsync` step). Nor on the trampoline taken
     // out of its `Unmanaged`, which would be retained and released.
@@ -742,25 +812,25 @@ nonisolated extension ResultPromise {
   /// its number in `_more`), or returns the result to call it with at once on this thread, without making
   /// it: when the promise is settled, no delivery is under way, it has no extras (its observers run
   /// synchronously, and nothing needs counting) and no callback is running on this thread. Otherwise a
-  /// settled promise delivers through the thread's queue of work, at once if it is idle.
+  /// settled promise delivers through the thread's queue of work, at once if it is idle. An observer that
+  /// receives failures (`hears`) marks the failure heard.
   @inlinable @inline(__always) func _register(
-    _ observer: () -> _Observer<Success, Failure>, place: inout Int
+    _ observer: () -> _Observer<Success, Failure>, place: inout Int, hearing hears: Bool = true
   ) -> Result<Success, Failure>? {
     var schedules: _Phase?
     let now: Result<Success, Failure>? = _withLock {
+      if hears { _flags.insert(.heard) }
       if _phase == .settled, _extras == nil, !_Trampoline.withCurrent({ $0.isDraining }) { return _outcome }
       // Added on the thread running the first round (from inside its observer): those who joined before
       // still run in that round, so they wait in `_first` (free once that round has taken its observer),
       // while this one starts the next round. See `_deliver`.
       let here = _phase == .firstRound && _Trampoline.withCurrent { $0.isRunning(self) }
-      if here, let more = _more { (_first, _more) = (_Observer(joining: more), nil) }
-      let first = _phase != .firstRound && _first == nil && _more == nil
-      if first {
-        _first = observer()
-        place = -1
-      } else {
-        place = _Waiter.append(observer(), to: &_more)
+      if here, let more = _more {
+        (_first, _more) = (_Observer { for waiter in more { waiter.observer?.call($0) } }, nil)
       }
+      let first = _phase != .firstRound && _first == nil && _more == nil
+      if first { _first = observer() }
+      place = first ? -1 : _Waiter.append(observer(), to: &_more)
       // A settled promise starts a delivery (on this thread's queue, or on its own queue). A running
       // round is followed at once by the next if it runs on this thread, to keep first-in-first-out
       // order with this thread's other queued work, or on a serial queue; any other round runs those
@@ -850,11 +920,29 @@ nonisolated extension ResultPromise {
       return PromiseDiagnostics._report(self, "\(problem); it can never settle.")
     }
     if other._extras != nil { _extras?.adopt(other._extras, at: other._depth, for: _depth) }
-    guard let result = other._withLock({ other._phase == .settled ? other._outcome : nil }) else {
+    guard let result = other._hear(if: other._phase == .settled) else {
       other._await { self.fulfil(with: $0) }
       return
     }
     fulfil(with: result)
+  }
+
+  /// Marks the failure heard if `now` holds under the lock, and then returns the outcome (`nil` while
+  /// pending). Whoever reads a settled promise's outcome hears its failure; so does whoever asks a pending
+  /// promise to cancel (its failure answers the request), and `always`, whose closure heard it.
+  @inlinable @discardableResult func _hear(if now: @autoclosure () -> Bool) -> Result<Success, Failure>? {
+    _withLock {
+      guard now() else { return nil }
+      _flags.insert(.heard)
+      return _outcome
+    }
+  }
+
+  /// In debug builds, gives `next`, made by an operator from this promise, the origin of this one's chain.
+  @inlinable final func _bequeathOrigin<S, F>(to next: ResultPromise<S, F>) {
+    #if DEBUG
+      next._origin = _origin.map { ("made by an operator from the promise made at", $0.file, $0.line) }
+    #endif
   }
 }
 
@@ -872,8 +960,8 @@ nonisolated extension ResultPromise {
   deinit {
     guard !isKnownUniquelyReferenced(&promise) else { return }
     let waiting: String? = promise._withLock {  // and no other report after this one
-      defer { promise._reportsBroken = false }
-      return promise._phase == .pending && promise._reportsBroken ? promise._observerCount : nil
+      let reports = promise._flags.remove(.reportsBroken) != nil
+      return reports && promise._phase == .pending ? promise._observerCount : nil
     }
     let problem = "is pending, but its fulfil function was released uncalled, so it can never settle"
     if let waiting { PromiseDiagnostics._report(promise, "\(problem) (\(waiting) waiting).") }
@@ -1132,24 +1220,34 @@ nonisolated extension _Step where Slot == Transform? {
 nonisolated extension PromiseDiagnostics {
   /// Where the handler lives. `@unchecked Sendable`: `handler` is only used while its lock is held.
   fileprivate final class Hook: @unchecked Sendable {
-    var handler: (@Sendable (String) -> Void)?  // none in release builds
     #if DEBUG
-      init() { handler = PromiseDiagnostics.writeToStandardError }
+      var handler: (@Sendable (String) -> Void)? = PromiseDiagnostics.writeToStandardError
+      var unheard: (@Sendable (any Error, String) -> Void)? = { PromiseDiagnostics.writeToStandardError($1) }
+    #else
+      var handler: (@Sendable (String) -> Void)?  // none in release builds
+      var unheard: (@Sendable (any Error, String) -> Void)?
     #endif
   }
 
   fileprivate static let hook = Hook()
 
-  /// Reports `promise` as broken: its type, where it was made (debug builds), then `problem`. Builds
-  /// nothing when no handler is set (the release-build default).
-  @usableFromInline static func _report<S, F, O>(
-    _ promise: _PromiseStorage<S, F, O>, _ problem: @autoclosure () -> String
+  /// Reports `promise` — its type, where its chain began (debug builds), then `problem` — as broken, or its
+  /// failure as `unheard`. Builds nothing when no handler is set (the release-build default). Never inlined:
+  /// in the unspecialised `deinit`, the registers it needs would cost every promise's release a few
+  /// instructions.
+  @usableFromInline @inline(never) static func _report<S, F, O>(
+    _ promise: _PromiseStorage<S, F, O>, _ problem: @autoclosure () -> String = "", unheard: Bool = false
   ) {
-    guard let handler = brokenPromiseHandler else { return }
-    var place = ""  // where it was made, in debug builds
+    var place = ""
     #if DEBUG
-      place = promise._origin.map { " made at \($0.file):\($0.line)" } ?? ""
+      place = promise._origin.map { " \($0.made) \($0.file):\($0.line)" } ?? ""
     #endif
-    handler("ResultPromise<\(S.self), \(F.self)>\(place) \(problem())")
+    let message = { (problem: String) in "ResultPromise<\(S.self), \(F.self)>\(place) \(problem)" }
+    if !unheard {
+      brokenPromiseHandler?(message(problem()))
+    } else if case .failure(let error) = promise._outcome as? Result<S, F> {
+      unheardFailureHandler?(
+        error, message("failed with \(String(reflecting: error)), and nothing heard it."))
+    }
   }
 }

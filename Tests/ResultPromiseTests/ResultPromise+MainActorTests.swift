@@ -437,9 +437,11 @@ extension MainActorPromiseTests {
     #expect(String(reflecting: pending) == "ResultPromise<Int, TestError>(pending)")
     #expect(
       String(reflecting: pending.map { $0 + 1 }) == "ResultPromise<Int, TestError>(pending)", "a step too")
+    let failed = ResultPromise<Int, TestError>(error: .other(3))
     #expect(
-      String(reflecting: ResultPromise<Int, TestError>(error: .other(3)))
+      String(reflecting: failed)
         == "ResultPromise<Int, TestError>(failure(ResultPromiseTests.TestError.other(3)))")
+    #expect(failed.settledResult == .failure(.other(3)))  // describing it does not hear its failure
     let model = ResultPromise<Model, TestError>(value: Model(name: "ada"))
     #expect(
       String(reflecting: model).hasPrefix("ResultPromise<Model, TestError>(success(ResultPromiseTests.Model"))

@@ -9,8 +9,9 @@ struct ObservingTests {
     let seen = Log<Int>()
     let promise = ResultPromise<Int, TestError>()
     #expect(promise.onSuccess(seen.append) === promise)
-    ResultPromise<Int, TestError>(error: .boom).onSuccess(seen.append)
+    let failed = ResultPromise<Int, TestError>(error: .boom).onSuccess(seen.append)
     promise.succeed(3)
+    #expect(failed.settledResult == .failure(.boom))  // read, so its failure is not reported as unheard
     #expect(seen.values == [3])
   }
 

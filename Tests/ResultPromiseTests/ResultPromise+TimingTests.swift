@@ -49,7 +49,7 @@ struct TimingTests {
     manual.advance(by: .nanoseconds(1))
     #expect(await delayed.result == .success(1))
     let failed = ResultPromise<Int, TestError>(error: .boom).delay(.seconds(5), clock: manual)
-    #expect(!failed.isPending)
+    #expect(failed.settledResult == .failure(.boom))
     #expect(manual.sleepers == 0)
     let after = ResultPromise<String, Never>.after(.seconds(2), value: "tick", clock: manual)
     await eventually { manual.sleepers == 1 }
@@ -160,6 +160,7 @@ struct TimingTests {
     for (index, promise) in (delayed + after).enumerated() {
       #expect(await promise.result == .success(index % 100))
     }
+    for promise in retried { #expect(await promise.result == .failure(.boom)) }
     #expect(attempts.value == 200, "every retry made its second attempt")
   }
 

@@ -315,6 +315,42 @@ struct StressTests {
     #expect(evaluated.value == failed.value, "evaluated exactly when it is the outcome")
   }
 
+  @Test("a failure heard on one thread while another settles and releases the promise is never reported")
+  func unheardFailureRacingRelease() {
+    UnheardFailures.install()
+    let heard = Counter()
+    for _ in 0..<Self.trials {
+      // One reference for each worker and none for this thread: whichever worker lets go last releases it.
+      let promise = Unmanaged.passRetained(ResultPromise<Int, Dropped>())
+      _ = promise.retain()
+      DispatchQueue.concurrentPerform(iterations: 2) { worker in
+        let mine = promise.takeRetainedValue()
+        if worker == 0 {
+          mine.fail(Dropped("stress.heard"))
+        } else {
+          mine.onFailure { _ in heard.increment() }
+        }
+      }
+    }
+    #expect(heard.value == Self.trials)
+    #expect(UnheardFailures.messages("stress.heard").isEmpty)
+  }
+
+  @Test(
+    "a failure that only onSuccess saw, settled and released across threads, is reported exactly once each")
+  func unheardFailureReportedOnce() {
+    UnheardFailures.install()
+    for _ in 0..<Self.trials {
+      let promise = Unmanaged.passRetained(ResultPromise<Int, Dropped>())
+      _ = promise.retain()
+      DispatchQueue.concurrentPerform(iterations: 2) { worker in
+        let mine = promise.takeRetainedValue()
+        if worker == 0 { mine.fail(Dropped("stress.unheard")) } else { mine.onSuccess { _ in } }
+      }
+    }
+    #expect(UnheardFailures.messages("stress.unheard").count == Self.trials)
+  }
+
   @Test("race and timeout deciding while their shared input settles on another thread: one outcome each")
   func combinatorsWithdrawWhileInputsSettle() async {
     let wrong = Counter()

@@ -109,6 +109,31 @@ enum BrokenPromiseReports {
   }
 }
 
+/// A failure a test drops on purpose, tagged with a name only that test uses (suites run in parallel).
+struct Dropped: Error, Equatable {
+  let tag: String
+  init(_ tag: String) { self.tag = tag }
+}
+
+/// Records the reports of failures nobody heard whose error is a `Dropped`, by tag, instead of printing them.
+/// Any other report is written to standard error, as the default handler does, so that `swift test` shows a
+/// failure a test dropped by mistake (and CI fails on it).
+enum UnheardFailures {
+  private static let reports: Locked<[String: [String]]> = {
+    PromiseDiagnostics.unheardFailureHandler = { error, message in
+      guard let dropped = error as? Dropped else { return PromiseDiagnostics.writeToStandardError(message) }
+      UnheardFailures.reports.withLock { $0[dropped.tag, default: []].append(message) }
+    }
+    return Locked([:])
+  }()
+
+  /// Installs the recording handler (once); call before dropping a `Dropped` failure.
+  static func install() { reports.withLock { _ in } }
+
+  /// The reports so far of failures tagged `tag`, in the order they were made.
+  static func messages(_ tag: String) -> [String] { reports.withLock { $0[tag] ?? [] } }
+}
+
 /// A clock that moves only when a test advances it, so timing tests wait for nothing real.
 ///
 /// `sleep(until:)` returns once `advance(by:)` has reached the deadline (at once if it has passed), and

@@ -80,6 +80,7 @@ struct TypedErrorTests {
       Result<Int, AppError>.failure(.offline)
     }
     #expect(staticType(of: changed) == ResultPromise<Int, AppError>.self)
+    #expect(changed.settledResult == .failure(.offline))
     #expect(logged.values == [.boom])
     #expect(outcome.values == [.success(0)])
   }
