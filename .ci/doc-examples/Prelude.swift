@@ -167,3 +167,8 @@ func data(from url: URL) -> ResultPromise<Data, APIError> {
 let profileURL = URL(string: "https://example.com/profile")!
 func avatarURL(_ size: Int) -> URL { profileURL }
 func render(page: Int) async {}
+
+/// A crash reporter's API, for the unheard-failure recipe.
+enum CrashReporter {
+  static func recordNonFatal(_ error: any Error, reason: String) {}
+}
