@@ -259,23 +259,23 @@ nonisolated extension ResultPromise {
   }
 
   /// `abandoningOnCancel` for a promise of `lift(result)` (the Concurrency bridge awaits the whole result as
-  /// a value). This promise's observer and the request handler race to settle `next`, which decides once:
-  /// the handler claims it, and only then withdraws the observer and evaluates `failure` — so by the time
-  /// the caller hears it left, it has. The handler, which `next`'s record holds, reaches both promises
-  /// weakly, so they make no cycle.
+  /// a value). This promise's observer and the request handler race to settle `next`, which decides once. A
+  /// request decides only while this promise is pending: once it has settled, its delivery brings its
+  /// outcome, also while it still runs an earlier observer on another thread. The handler claims `next`, and
+  /// only then evaluates `failure`; settling `next`, whoever does it, withdraws the observer before `next`'s
+  /// own observers run — so by the time the caller hears it left, it has. The handler, which `next`'s record
+  /// holds, reaches both promises weakly, so they make no cycle.
   @inlinable func _abandoning<NewSuccess, NewFailure>(
     _ failure: @escaping @Sendable () -> NewFailure,
     _ lift: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>
   ) -> ResultPromise<NewSuccess, NewFailure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
     let next = ResultPromise<NewSuccess, NewFailure>(_pending: record)
-    let place = _await { next.fulfil(with: lift($0)) }
-    let (input, later) = (_Weak(self), _Weak(next))
-    record.onCancel {
-      later.object?._fulfil(claiming: {
-        if let place { input.object?._withdraw(place) }
-        return .failure(failure())
-      })
+    let input = _Weak(self)
+    record.whenSettled(withdraw: _await { next.fulfil(with: lift($0)) }, from: input)
+    record.onCancel { [later = _Weak(next)] in
+      guard input.object?.isPending != false else { return }
+      later.object?._fulfil(claiming: { .failure(failure()) })
     }
     return next
   }
@@ -492,6 +492,8 @@ nonisolated extension _Extras {
     @exclusivity(unchecked) @usableFromInline var waiting = Depths()
     /// The cancellable promises that waiting steps adopted.
     @exclusivity(unchecked) @usableFromInline var adopted: [Adopted] = []
+    /// What lets go of the first promise's own registrations once it settles, however (`whenSettled`).
+    @exclusivity(unchecked) @usableFromInline var onSettle: [@Sendable () -> Void] = []
     @usableFromInline init() {}
   }
   /// A step that has dependents beside its next step: `others` of them, and whether the next step has let
@@ -586,10 +588,12 @@ nonisolated extension _Extras {
     guard depth == 0 else { return lettingGo(at: depth, direct: true) }
     // What it waited for, unless a request has let it go already; and its handlers and inputs, which are
     // released after the lock: what the handlers capture may have deinitialisers (user code).
-    let (letGo, taken): (_Place??, Work?) = withLock {
+    let (letGo, taken, onSettle): (_Place??, Work?, [@Sendable () -> Void]) = withLock {
       defer { state = .settled }
-      return (state == .open ? .some(upstream.take().map { ($0, upstreamDepth) }) : nil, takeWork())
+      let onSettle = rest.map { exchange(&$0.onSettle, with: []) } ?? []
+      return (state == .open ? .some(upstream.take().map { ($0, upstreamDepth) }) : nil, takeWork(), onSettle)
     }
+    _Cancellation.run(onSettle, for: self)
     guard let letGo else { return }
     if let inputs = taken?.inputs, !inputs.isEmpty {
       _Cancellation.request(letGo?.record, at: letGo?.depth ?? 0, direct: false, andAll: inputs)
@@ -664,6 +668,27 @@ nonisolated extension _Extras {
       return false
     }
     if now { _Cancellation.run([handler], for: self) }
+  }
+
+  /// Registers `body` to run once the first promise settles, whoever settles it (at once if it has): the
+  /// operator that made that promise lets go there of what it registered elsewhere, so that a promise settled
+  /// by hand keeps nothing waiting (a timer, an observer on a shared promise). Runs on the settling thread
+  /// through its queue of work, before the promise's observers, never under a lock.
+  @usableFromInline func whenSettled(_ body: @escaping @Sendable () -> Void) {
+    let now: Bool = withLock {
+      guard state != .settled else { return true }
+      made.onSettle.append(body)
+      return false
+    }
+    if now { _Cancellation.run([body], for: self) }
+  }
+
+  /// Once the first promise settles, however it settles, takes back the observer at `place` of `input`
+  /// (`nil`: it has run already): a promise an operator made keeps nothing waiting on its input once decided.
+  /// (One call per place: a place taken back may be given to the next observer.)
+  @inlinable func whenSettled<S, F>(withdraw place: Int?, from input: _Weak<ResultPromise<S, F>>) {
+    guard let place else { return }
+    whenSettled { input.object?._withdraw(place) }
   }
 
   /// A request made on the promise at `depth` itself.
@@ -774,7 +799,9 @@ nonisolated extension _Extras {
   /// `rest` goes with them, unless a step that adopts still needs it.
   @usableFromInline func takeWork() -> Work? {
     guard let rest else { return nil }
-    defer { if rest.waiting.isEmpty { self.rest = nil } else { (rest.handlers, rest.inputs) = ([], []) } }
+    defer {
+      if rest.waiting.isEmpty, rest.onSettle.isEmpty { self.rest = nil } else { (rest.handlers, rest.inputs) = ([], []) }
+    }
     return (rest.handlers, rest.inputs)
   }
 

@@ -54,6 +54,10 @@ nonisolated extension ResultPromise {
   /// input. After a failure it lets the other inputs go: those that nothing else wants are asked to stop
   /// (see ``cancel()``). Like `Promise.all` in JavaScript and `EventLoopFuture.whenAllSucceed` in
   /// swift-nio.
+  ///
+  /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
+  /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
+  /// ``abandoningOnCancel(with:)`` on the result.
   /// - Parameter promises: The inputs.
   /// - Returns: A promise of all values in input order, or of the first failure.
   @inlinable
@@ -93,7 +97,13 @@ nonisolated extension ResultPromise {
   ///
   /// An empty collection fails at once with an empty ``AggregateError``. After the first success it lets
   /// the other inputs go: those that nothing else wants are asked to stop (see ``cancel()``). Like
-  /// `Promise.any` in JavaScript.
+  /// `Promise.any` in JavaScript. "First" is the first success whose delivery reaches `any`: an input
+  /// whose delivery waits behind an observer still running on another thread may lose to one that
+  /// succeeded later.
+  ///
+  /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
+  /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
+  /// ``abandoningOnCancel(with:)`` on the result.
   /// - Parameter promises: The inputs.
   /// - Returns: A promise of the first success, or of every failure in input order.
   @inlinable
@@ -117,7 +127,13 @@ nonisolated extension ResultPromise {
   /// **An empty collection gives a promise that never settles**, as `Promise.race([])` does in
   /// JavaScript: there is no first input. Check for emptiness first if that can happen.
   /// Later inputs' results are ignored: once it has settled, it lets the losers go, and those that
-  /// nothing else wants are asked to stop (see ``cancel()``).
+  /// nothing else wants are asked to stop (see ``cancel()``). "First" is the first outcome whose delivery
+  /// reaches the race: an input whose delivery waits behind an observer still running on another thread
+  /// may lose to one that settled later.
+  ///
+  /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
+  /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
+  /// ``abandoningOnCancel(with:)`` on the result.
   /// - Parameter promises: The inputs.
   /// - Returns: A promise that settles like the first input to settle.
   @inlinable
@@ -279,8 +295,12 @@ nonisolated extension ResultPromise where Success == Never {
   /// ```
   ///
   /// With no arguments it succeeds at once with `()`. After a failure it lets the other inputs go (see
-  /// ``cancel()``). (`zip` lives where `Success == Never` so that
-  /// `ResultPromise.zip(…)` needs no generic arguments, as `Task.sleep` lives on `Task<Never, Never>`.)
+  /// ``cancel()``). (`zip` lives where `Success == Never` so that `ResultPromise.zip(…)` needs no generic
+  /// arguments, as `Task.sleep` lives on `Task<Never, Never>`.)
+  ///
+  /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
+  /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
+  /// ``abandoningOnCancel(with:)`` on the result.
   /// - Parameter promise: The inputs, all with the same `Failure`.
   /// - Returns: A promise of the tuple of values, or of the first failure.
   @inlinable

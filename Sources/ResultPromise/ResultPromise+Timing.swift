@@ -472,20 +472,21 @@ nonisolated extension ResultPromise where Success: Sendable {
   ) -> ResultPromise<Success, Failure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
     let next = ResultPromise<Success, Failure>(_pending: record)
-    self._await { result in
+    let place = self._await { result in
       guard case .success = result else {
         next.fulfil(with: result)
         return
       }
       let wait = wait()
+      record.whenSettled { [weak wait] in wait?.cancel() }  // settled by hand, it lets go of the timer
       if let ifCancelled {
         record.onCancel {
           next._fulfil(claiming: { .failure(ifCancelled()) })
-          wait.cancel()
         }
       }
       wait._await { _ in next.fulfil(with: result) }
     }
+    record.whenSettled(withdraw: place, from: _Weak(self))
     return next
   }
 
@@ -526,20 +527,18 @@ nonisolated extension ResultPromise {
   @inlinable func _timeout(
     _ wait: ResultPromise<Void, Never>, failure: @escaping @Sendable () -> Failure
   ) -> ResultPromise<Success, Failure> {
-    let next = ResultPromise<Success, Failure>(_pending: _extras?.dependent(on: nil, at: _depth))
-    let place = self._await { result in
-      next.fulfil(with: result)
-      wait.cancel()  // it ends at once, and lets `next` go
-    }
+    let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
+    let next = ResultPromise<Success, Failure>(_pending: record)
+    let source = _Weak(self)  // the timer must not keep a dropped source alive until the deadline
+    // However `next` is decided — by the source, the timer or by hand — the timer stops, releasing `failure`,
+    // and the source's observer is withdrawn.
+    record.whenSettled(withdraw: self._await { next.fulfil(with: $0) }, from: source)
+    record.whenSettled { [weak wait] in wait?.cancel() }
     // Registered after the source's observer, so that a timer that fires at once withdraws it. A source that
-    // has settled wins, even while its observers still wait behind a callback running on its thread. Held
-    // weakly: the timer must not keep a dropped source alive until the deadline.
-    wait._await { [weak self] _ in
-      guard self?.isPending != false else { return }
-      next._fulfil(claiming: {
-        if let place { self?._withdraw(place) }
-        return .failure(failure())
-      })
+    // has settled wins, even while its observers still wait behind a callback running on its thread.
+    wait._await { _ in
+      guard source.object?.isPending != false else { return }
+      next._fulfil(claiming: { .failure(failure()) })
     }
     return next
   }

@@ -201,12 +201,13 @@ struct ConcurrencyTests {
     #expect(promise.isPending)
   }
 
-  @Test("100,000 tasks abandon one promise that never settles, and each returns")
+  @Test("many tasks (100,000 in CI) abandon one promise that never settles, and each returns")
   func manyAbandonedWaiters() async {
     let promise = ResultPromise<Int, TestError>()
     let cancelledCount = Counter()
+    let tasks = TestSize.of(full: 100_000, quick: 10_000)
     await withTaskGroup(of: Void.self) { group in
-      for _ in 0..<100_000 {
+      for _ in 0..<tasks {
         group.addTask {
           withUnsafeCurrentTask { $0?.cancel() }
           do {
@@ -217,7 +218,7 @@ struct ConcurrencyTests {
         }
       }
     }
-    #expect(cancelledCount.value == 100_000)
+    #expect(cancelledCount.value == tasks)
     #expect(promise.isPending)
   }
 }

@@ -7,7 +7,7 @@ import Testing
 /// threads, over many trials, with exact counts. CI also runs this suite under ThreadSanitizer.
 @Suite("Stress")
 struct StressTests {
-  static let trials = 10_000
+  static let trials = TestSize.of(full: 10_000, quick: 2_000)
 
   @Test("fulfil racing await across threads calls every observer exactly once")
   func fulfilRacesAwait() {
@@ -292,6 +292,31 @@ struct StressTests {
     }
     #expect(wrong.value == 0, "every caller hears once, and those who stay run once, in order")
     #expect(evaluated.value == failed.value, "a failure is evaluated only when it is the outcome")
+  }
+
+  @Test("a request made once the shared promise has settled, racing its delivery, never makes a caller leave")
+  func lateRequestRacesDelivery() {
+    let wrong = Counter()
+    for trial in 0..<Self.trials {
+      let shared = ResultPromise<Int, TestError>()
+      let requested = Counter()
+      shared.await { _ in  // an earlier observer, which keeps the delivery busy until the request (100 µs at most)
+        let start = DispatchTime.now().uptimeNanoseconds
+        while requested.value == 0 && DispatchTime.now().uptimeNanoseconds - start < 100_000 {}
+      }
+      let caller = shared.abandoningOnCancel(with: .boom)
+      DispatchQueue.concurrentPerform(iterations: 2) { worker in
+        if worker == 0 {
+          shared.succeed(trial)
+        } else {
+          while shared.isPending {}
+          caller.cancel()
+          requested.increment()
+        }
+      }
+      if caller.settledResult != .success(trial) { wrong.increment() }
+    }
+    #expect(wrong.value == 0, "a request after the settlement decides nothing")
   }
 
   @Test("a request, a timer and a hand fulfil racing: a failure is evaluated only when it is the outcome")

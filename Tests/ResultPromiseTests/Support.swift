@@ -288,9 +288,10 @@ final class Watched: Sendable {
 
 /// The suites whose tests build long chains, cascades and combinators: `length` steps or inputs each.
 ///
-/// `length` is 100,000, or 1,000,000 when the environment sets `RESULTPROMISE_MILLION_STEPS=1` (CI does, in
-/// its optimised run, where a million steps take about a second; in a debug build they take minutes).
-/// 100,000 proves constant stack depth as well as a million does: these tests run on a 512 KiB stack,
+/// `length` is 20,000 in a plain `swift test`, 100,000 when the environment sets `RESULTPROMISE_FULL_SIZE=1`,
+/// and 1,000,000 when it sets `RESULTPROMISE_MILLION_STEPS=1` (CI does, in its optimised run, where a million
+/// steps take about a second; in a debug build they take minutes). 20,000 proves constant stack depth as
+/// well as a million does: these tests run on a 512 KiB stack,
 /// where anything recursive — a stack frame per step, observer or release — overflows within a few
 /// thousand steps: the naive 40-line promise, whose `fulfil` runs its observers directly, overflowed it
 /// at 925 steps built for debugging and at 3,051 built optimised (Swift 6.3.1, Linux x86_64).
@@ -299,7 +300,20 @@ final class Watched: Sendable {
 /// (`.serialized` applies to the nested suites too), within a laptop's memory.
 @Suite(.serialized) enum LongChains {
   static let length =
-    ProcessInfo.processInfo.environment["RESULTPROMISE_MILLION_STEPS"] == "1" ? 1_000_000 : 100_000
+    ProcessInfo.processInfo.environment["RESULTPROMISE_MILLION_STEPS"] == "1"
+    ? 1_000_000 : TestSize.of(full: 100_000, quick: 20_000)
+}
+
+/// How large the long, many-caller and many-trial tests run. A plain `swift test` — a newcomer's first minute
+/// — runs them at a size that still fails on what they guard: recursion overflows a 512 KiB stack within a
+/// few thousand steps, a registration left behind shows in the count of one caller's reports, and each race
+/// the stress trials guard was hit in most of a few hundred trials. `.ci/run` sets `RESULTPROMISE_FULL_SIZE=1`
+/// for every run, at the sizes CI has always used.
+enum TestSize {
+  static let isFull = ProcessInfo.processInfo.environment["RESULTPROMISE_FULL_SIZE"] == "1"
+
+  /// `full` where CI runs the suite, `quick` in a plain `swift test`.
+  static func of(full: Int, quick: Int) -> Int { isFull ? full : quick }
 }
 
 /// The static type of `value`, to check what an expression's type was inferred as (`type(of:)` gives the

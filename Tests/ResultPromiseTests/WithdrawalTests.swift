@@ -12,7 +12,7 @@ import Testing
 /// weak reference to it must be `nil` once it has left.
 @Suite("23: nothing stays behind")
 struct WithdrawalTests {
-  static let callers = 100_000
+  static let callers = TestSize.of(full: 100_000, quick: 10_000)
 
   // One marker type per way to leave: the broken-promise reports are told apart by type name.
   struct AbandonMarker: Sendable, Equatable {}
@@ -166,6 +166,114 @@ struct WithdrawalTests {
       if left != nil { stillHeld += 1 }
     }
     #expect(stillHeld == 0)
+  }
+
+  /// Expects every object `watched` holds to be released within 200 milliseconds.
+  func expectReleasedSoon(
+    _ watched: [Watched], _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation
+  ) async {
+    let deadline = ContinuousClock.now + .milliseconds(200)
+    var released: Bool { watched.allSatisfy { $0.isReleased } }
+    while !released && ContinuousClock.now < deadline { await Task.yield() }
+    #expect(released, comment, sourceLocation: sourceLocation)
+  }
+
+  /// An error whose autoclosure holds `object`, to see when a timer lets its `failure` go.
+  static func failure(holding object: Tracked) -> TestError {
+    _ = object
+    return .boom
+  }
+
+  @Test("a timeout settled by hand lets go at once of its timer, its failure and itself: both forms, both views")
+  func timeoutSettledByHand() async {
+    typealias Make = @Sendable (ResultPromise<Int, TestError>, Tracked) async -> ResultPromise<Int, TestError>
+    let forms: [(String, Make)] = [
+      ("Duration", { shared, held in shared.timeout(.seconds(3_600), failure: Self.failure(holding: held)) }),
+      ("Dispatch", { shared, held in shared.timeout(.seconds(3_600) as DispatchTimeInterval, failure: Self.failure(holding: held)) }),
+      ("view, Duration", { shared, held in
+        await MainActor.run { shared.onMainActor.timeout(.seconds(3_600), failure: Self.failure(holding: held)).promise }
+      }),
+      ("view, Dispatch", { shared, held in
+        await MainActor.run {
+          shared.onMainActor.timeout(.seconds(3_600) as DispatchTimeInterval, failure: Self.failure(holding: held)).promise
+        }
+      }),
+    ]
+    for (form, make) in forms {
+      let shared = ResultPromise<Int, TestError>()
+      var held: Tracked? = Tracked()
+      var caller: ResultPromise<Int, TestError>? = await make(shared, held!)
+      let watched = [Watched(held!), Watched(caller!)]
+      held = nil
+      #expect(caller!.succeed(1))
+      #expect(caller!.settledResult == .success(1))
+      caller = nil
+      await expectReleasedSoon(watched, "\(form): the timeout settled by hand is still held")
+      shared.succeed(2)
+    }
+  }
+
+  @Test("a delay with ifCancelled settled by hand lets go of itself at once: both forms")
+  func delaySettledByHand() async {
+    let forms: [(String, @Sendable (Tracked) -> ResultPromise<Int, TestError>)] = [
+      ("Duration", { held in ResultPromise(value: 1).delay(.seconds(3_600), ifCancelled: Self.failure(holding: held)) }),
+      ("Dispatch", { held in
+        ResultPromise(value: 1).delay(.seconds(3_600) as DispatchTimeInterval, ifCancelled: Self.failure(holding: held))
+      }),
+    ]
+    for (form, make) in forms {
+      var held: Tracked? = Tracked()
+      var caller: ResultPromise<Int, TestError>? = make(held!)
+      let watched = [Watched(held!), Watched(caller!)]
+      held = nil
+      #expect(caller!.succeed(2))
+      caller = nil
+      await expectReleasedSoon(watched, "\(form): the delay settled by hand is still held")
+    }
+  }
+
+  @Test("abandoningOnCancel's promise settled by hand withdraws from the shared promise at once: both views")
+  func abandoningSettledByHand() async {
+    let shared = ResultPromise<AbandonMarker, TestError>()
+    var callers: [ResultPromise<AbandonMarker, TestError>] = []
+    for index in 0..<100 {
+      callers.append(
+        index.isMultiple(of: 2)
+          ? shared.abandoningOnCancel(with: .boom)
+          : await MainActor.run { shared.onMainActor.abandoningOnCancel(with: .boom).promise })
+    }
+    let watched = callers.map(Watched.init)
+    for caller in callers { #expect(caller.succeed(AbandonMarker())) }
+    callers = []
+    await expectReleasedSoon(watched, "a caller settled by hand is still held by the shared promise")
+    shared.succeed(AbandonMarker())
+  }
+
+  @Test("a request after the shared promise settled changes nothing, while its delivery runs an earlier observer elsewhere")
+  func requestAfterSettlementIsLate() async {
+    for view in [false, true] {
+      let shared = ResultPromise<Int, TestError>()
+      let (entered, release, delivered) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+      shared.await { _ in  // an earlier observer, which holds the delivery on the settling thread
+        entered.signal()
+        release.wait()
+      }
+      let caller =
+        view
+        ? await MainActor.run { shared.onMainActor.abandoningOnCancel(with: .boom).promise }
+        : shared.abandoningOnCancel(with: .boom)
+      onNewThread {
+        shared.succeed(1)
+        delivered.signal()
+      }
+      entered.wait()
+      #expect(!shared.isPending, "settled: its fulfil has set the outcome")
+      caller.cancel()
+      #expect(caller.isPending, "the request came after the settlement, so it decided nothing (view: \(view))")
+      release.signal()
+      delivered.wait()
+      #expect(await caller.result == .success(1), "view: \(view)")
+    }
   }
 
   @Test("the observers that stay keep their order when others leave, the first among them")
