@@ -388,28 +388,35 @@ nonisolated extension ResultPromise {
 
 nonisolated extension _Waiter {
   /// Takes the observer numbered `number` out of `waiters`, leaving a gap; drops the gaps at the end (and the
-  /// array, once empty), and moves the rest to smaller storage once it is three-quarters unused.
+  /// array, once only its head is left), every gap once they outnumber the observers, and moves the rest to
+  /// smaller storage once it is three-quarters unused.
   @inlinable static func take(_ number: Int, from waiters: inout [Self]?) -> _Observer<Success, Failure>? {
     guard var all = waiters.take() else { return nil }
     // Through the storage's address, never a copy of an element: copied by unspecialised code (a caller
     // generic over the promise's types), an element costs an allocation.
-    let taken = all.withUnsafeMutableBufferPointer { buffer -> _Observer<Success, Failure>? in
-      let first = buffer.baseAddress.unsafelyUnwrapped
-      var (low, high) = (0, buffer.count)
+    let (taken, end, gaps) = all.withUnsafeMutableBufferPointer {
+      buffer -> (_Observer<Success, Failure>?, Int, Int) in
+      let head = buffer.baseAddress.unsafelyUnwrapped
+      var (low, high) = (1, buffer.count)
       while low < high {
         let middle = (low + high) / 2
-        if (first + middle).pointee.number < number { low = middle + 1 } else { high = middle }
+        if (head + middle).pointee.number < number { low = middle + 1 } else { high = middle }
       }
-      return low < buffer.count && (first + low).pointee.number == number
-        ? (first + low).pointee.observer.take() : nil
+      let taken =
+        low < buffer.count && (head + low).pointee.number == number
+        ? (head + low).pointee.observer.take() : nil
+      if taken != nil { head.pointee.number -= 1 }  // one gap more
+      var end = buffer.count
+      while end > 1, (head + end - 1).pointee.observer == nil {  // the gaps at the end go
+        end -= 1
+        head.pointee.number += 1
+      }
+      return (taken, end, head.pointee.gaps)
     }
-    while !all.isEmpty,
-      all.withUnsafeBufferPointer({ $0.baseAddress.unsafelyUnwrapped[$0.count - 1].observer == nil })
-    {
-      all.removeLast()
-    }
+    all.removeLast(all.count - end)
+    if gaps > (all.count - 1) / 2 { compact(&all) }
     if all.count < all.capacity / 4 { all = all.withUnsafeBufferPointer { Array($0) } }  // a smaller copy
-    waiters = all.isEmpty ? nil : all
+    waiters = all.count == 1 ? nil : all
     return taken
   }
 }
@@ -800,7 +807,11 @@ nonisolated extension _Extras {
   @usableFromInline func takeWork() -> Work? {
     guard let rest else { return nil }
     defer {
-      if rest.waiting.isEmpty, rest.onSettle.isEmpty { self.rest = nil } else { (rest.handlers, rest.inputs) = ([], []) }
+      if rest.waiting.isEmpty, rest.onSettle.isEmpty {
+        self.rest = nil
+      } else {
+        (rest.handlers, rest.inputs) = ([], [])
+      }
     }
     return (rest.handlers, rest.inputs)
   }

@@ -705,27 +705,42 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 
 /// An observer waiting in `_more`, with its number: one more than the one before it, so numbers grow along the
 /// array, and `_withdraw` finds one by a binary search. A withdrawn observer leaves a gap (`nil`), so that the
-/// others keep their places; gaps at the end are dropped at once, the others when the array is full.
+/// others keep their places. The array starts with a *head*, a gap whose number, `-1 - gaps`, counts the gaps
+/// behind it (and stays below every observer's number). Gaps at the end are dropped at once; the others once
+/// they outnumber the observers, or when the array is full: whatever order callers leave in, the array keeps
+/// at most twice the observers still waiting, in amortised O(1) per withdrawal.
 @usableFromInline nonisolated struct _Waiter<Success, Failure: Error> {
   @usableFromInline var observer: _Observer<Success, Failure>?
-  @usableFromInline let number: Int
+  @usableFromInline var number: Int
 
-  @inlinable init(_ observer: _Observer<Success, Failure>, number: Int) {
+  @inlinable init(_ observer: _Observer<Success, Failure>?, number: Int) {
     (self.observer, self.number) = (observer, number)
   }
+
+  /// A head with no gaps behind it: the first number after it is 0.
+  @inlinable static var head: Self { Self(nil, number: -1) }
+
+  /// For the head: how many gaps are behind it.
+  @inlinable var gaps: Int { -1 - number }
 
   /// Appends `observer` to `waiters` (made if `nil`) and returns its number. A full array first loses its
   /// gaps, and doubles unless that freed half of it, so this is amortised O(1).
   @inlinable static func append(_ observer: _Observer<Success, Failure>, to waiters: inout [Self]?) -> Int {
-    var all = waiters.take() ?? []
-    let number = (all.last?.number ?? -1) + 1
+    var all = waiters.take() ?? [.head]
+    let number = all[all.count - 1].number + 1
     if all.count == all.capacity {
-      all.removeAll { $0.observer == nil }
+      if all[0].gaps > 0 { compact(&all) }
       if all.count > all.capacity / 2 { all.reserveCapacity(all.capacity * 2) }
     }
     all.append(Self(observer, number: number))
     waiters = all
     return number
+  }
+
+  /// Drops every gap, keeping the head (with none behind it now).
+  @inlinable static func compact(_ all: inout [Self]) {
+    all.removeAll { $0.observer == nil }
+    all.insert(.head, at: 0)
   }
 }
 

@@ -300,7 +300,8 @@ struct StressTests {
     for trial in 0..<Self.trials {
       let shared = ResultPromise<Int, TestError>()
       let requested = Counter()
-      shared.await { _ in  // an earlier observer, which keeps the delivery busy until the request (100 µs at most)
+      // An earlier observer, which keeps the delivery busy until the request (100 µs at most).
+      shared.await { _ in
         let start = DispatchTime.now().uptimeNanoseconds
         while requested.value == 0 && DispatchTime.now().uptimeNanoseconds - start < 100_000 {}
       }

@@ -184,20 +184,36 @@ struct WithdrawalTests {
     return .boom
   }
 
-  @Test("a timeout settled by hand lets go at once of its timer, its failure and itself: both forms, both views")
+  @Test(
+    "a timeout settled by hand lets go at once of its timer, its failure and itself: both forms, both views")
   func timeoutSettledByHand() async {
     typealias Make = @Sendable (ResultPromise<Int, TestError>, Tracked) async -> ResultPromise<Int, TestError>
     let forms: [(String, Make)] = [
       ("Duration", { shared, held in shared.timeout(.seconds(3_600), failure: Self.failure(holding: held)) }),
-      ("Dispatch", { shared, held in shared.timeout(.seconds(3_600) as DispatchTimeInterval, failure: Self.failure(holding: held)) }),
-      ("view, Duration", { shared, held in
-        await MainActor.run { shared.onMainActor.timeout(.seconds(3_600), failure: Self.failure(holding: held)).promise }
-      }),
-      ("view, Dispatch", { shared, held in
-        await MainActor.run {
-          shared.onMainActor.timeout(.seconds(3_600) as DispatchTimeInterval, failure: Self.failure(holding: held)).promise
+      (
+        "Dispatch",
+        { shared, held in
+          shared.timeout(.seconds(3_600) as DispatchTimeInterval, failure: Self.failure(holding: held))
         }
-      }),
+      ),
+      (
+        "view, Duration",
+        { shared, held in
+          await MainActor.run {
+            shared.onMainActor.timeout(.seconds(3_600), failure: Self.failure(holding: held)).promise
+          }
+        }
+      ),
+      (
+        "view, Dispatch",
+        { shared, held in
+          await MainActor.run {
+            shared.onMainActor.timeout(
+              .seconds(3_600) as DispatchTimeInterval, failure: Self.failure(holding: held)
+            ).promise
+          }
+        }
+      ),
     ]
     for (form, make) in forms {
       let shared = ResultPromise<Int, TestError>()
@@ -216,10 +232,17 @@ struct WithdrawalTests {
   @Test("a delay with ifCancelled settled by hand lets go of itself at once: both forms")
   func delaySettledByHand() async {
     let forms: [(String, @Sendable (Tracked) -> ResultPromise<Int, TestError>)] = [
-      ("Duration", { held in ResultPromise(value: 1).delay(.seconds(3_600), ifCancelled: Self.failure(holding: held)) }),
-      ("Dispatch", { held in
-        ResultPromise(value: 1).delay(.seconds(3_600) as DispatchTimeInterval, ifCancelled: Self.failure(holding: held))
-      }),
+      (
+        "Duration",
+        { held in ResultPromise(value: 1).delay(.seconds(3_600), ifCancelled: Self.failure(holding: held)) }
+      ),
+      (
+        "Dispatch",
+        { held in
+          ResultPromise(value: 1).delay(
+            .seconds(3_600) as DispatchTimeInterval, ifCancelled: Self.failure(holding: held))
+        }
+      ),
     ]
     for (form, make) in forms {
       var held: Tracked? = Tracked()
@@ -249,11 +272,15 @@ struct WithdrawalTests {
     shared.succeed(AbandonMarker())
   }
 
-  @Test("a request after the shared promise settled changes nothing, while its delivery runs an earlier observer elsewhere")
+  @Test(
+    "a request after the shared promise settled changes nothing, while its delivery runs an earlier observer elsewhere"
+  )
   func requestAfterSettlementIsLate() async {
     for view in [false, true] {
       let shared = ResultPromise<Int, TestError>()
-      let (entered, release, delivered) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+      let (entered, release, delivered) = (
+        DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
+      )
       shared.await { _ in  // an earlier observer, which holds the delivery on the settling thread
         entered.signal()
         release.wait()
@@ -269,7 +296,8 @@ struct WithdrawalTests {
       entered.wait()
       #expect(!shared.isPending, "settled: its fulfil has set the outcome")
       caller.cancel()
-      #expect(caller.isPending, "the request came after the settlement, so it decided nothing (view: \(view))")
+      #expect(
+        caller.isPending, "the request came after the settlement, so it decided nothing (view: \(view))")
       release.signal()
       delivered.wait()
       #expect(await caller.result == .success(1), "view: \(view)")
@@ -311,6 +339,33 @@ struct WithdrawalTests {
       shared.succeed(7)
       #expect(stayed.value == 500)
       #expect(callers.filter { $0.settledResult == .failure(.boom) }.count == 1_500)
+    }
+  }
+
+  @Test(
+    "rounds of callers where all but the newest, or all but every 100th, leave: the rest run once, in order")
+  func allButSomeLeave() {
+    for keepsEvery in [1_000, 100] {
+      let shared = ResultPromise<Int, TestError>()
+      let ran = Log<Int>()
+      var stayed: [Int] = []
+      var departed: [ResultPromise<Int, TestError>] = []
+      for round in 0..<4 {
+        let callers = (0..<1_000).map { _ in shared.abandoningOnCancel(with: .boom) }
+        for (index, caller) in callers.enumerated() {
+          let id = round * 1_000 + index
+          if (index + 1).isMultiple(of: keepsEvery) {
+            caller.await { if $0 == .success(7) { ran.append(id) } }
+            stayed.append(id)
+          } else {
+            caller.cancel()
+            departed.append(caller)
+          }
+        }
+      }
+      shared.succeed(7)
+      #expect(ran.values == stayed, "every \(keepsEvery)th stayed")
+      #expect(departed.allSatisfy { $0.settledResult == .failure(.boom) })
     }
   }
 

@@ -1,7 +1,8 @@
 // Callers who leave a long-lived shared promise (semantics 23), measured three ways:
 //
 //   Departures --memory             resident memory each departed caller leaves behind, for every way to
-//                                   leave, over 200,000 callers (RSS after the heap is trimmed)
+//                                   leave, over 200,000 callers (RSS after the heap is trimmed); then for
+//                                   callers who all came first and all but the newest left
 //   Departures --list               the per-call workloads, one a line
 //   Departures --one NAME --iterations K
 //                                   runs a per-call workload K × 100,000 times, for callgrind and memcheck
@@ -99,6 +100,46 @@ func bytesLeft(by leave: Leave, keeper: Bool, callers: Int = 200_000) async -> D
   return Double(after - before) / Double(callers)
 }
 
+/// A caller who comes to `shared` now and leaves when the returned function is called.
+typealias Come = (ResultPromise<Int, Left>) -> () -> Void
+
+let staying: [(String, Come)] = [
+  (
+    "abandoningOnCancel, then cancel()",
+    { shared in
+      let caller = shared.abandoningOnCancel(with: .early)
+      return { caller.cancel() }
+    }
+  ),
+  (
+    "race([shared, other]) decided by the other input",
+    { shared in
+      let other = ResultPromise<Int, Left>()
+      let raced = ResultPromise.race([shared, other])
+      return {
+        other.succeed(1)
+        blackHole(raced)
+      }
+    }
+  ),
+]
+
+/// Bytes left per caller after `callers` came to a pending shared promise and all but the newest left, in the
+/// order they came (`keeper` as for `bytesLeft`).
+func bytesLeftWhileNewestStays(by come: Come, keeper: Bool, callers: Int = 200_000) -> Double {
+  let shared =
+    keeper ? ResultPromise<Int, Left> { _, onCancel in onCancel {} } : ResultPromise<Int, Left>()
+  let kept = keeper ? shared.map { $0 } : nil
+  let before = trimmedResidentBytes()
+  var leaving = (0..<callers).map { _ in come(shared) }
+  for leave in leaving.dropLast() { leave() }
+  let newest = leaving.removeLast()
+  leaving = []
+  let after = trimmedResidentBytes()
+  withExtendedLifetime((shared, kept, newest)) {}
+  return Double(after - before) / Double(callers - 1)
+}
+
 // MARK: - Per-call costs
 
 /// The per-call workloads: each runs `calls` calls.
@@ -180,6 +221,15 @@ if arguments.first == "--memory" {
   for (name, leave) in ways {
     let kept = await bytesLeft(by: leave, keeper: true)
     let alone = await bytesLeft(by: leave, keeper: false)
+    print("| \(name) | \(String(format: "%.1f", kept)) | \(String(format: "%.1f", alone)) |")
+  }
+  print()
+  let columns = "bytes left per caller: shared kept wanted | its observer first"
+  print("| all came, then all but the newest left | \(columns) |")
+  print("| --- | ---: | ---: |")
+  for (name, come) in staying {
+    let kept = bytesLeftWhileNewestStays(by: come, keeper: true)
+    let alone = bytesLeftWhileNewestStays(by: come, keeper: false)
     print("| \(name) | \(String(format: "%.1f", kept)) | \(String(format: "%.1f", alone)) |")
   }
 } else if arguments.first == "--list" {
