@@ -312,7 +312,8 @@ nonisolated extension ResultPromise {
 /// stopped already, which settles a race between its registering and its deciding. Each input is held
 /// weakly: a strong hold would keep an abandoned pending input alive, never freed or reported.
 ///
-/// `@unchecked Sendable`: `first`, `more` and `hasStopped` are used only under the lock.
+/// `@unchecked Sendable`: `first`, `more` and `noted` are used only under the lock, except by `stop`, once
+/// `watch` can no longer change them.
 @usableFromInline nonisolated class _Withdrawer: @unchecked Sendable {
   @usableFromInline struct Place {
     @usableFromInline weak var promise: AnyObject?
@@ -328,34 +329,43 @@ nonisolated extension ResultPromise {
   /// The first place noted, kept without an array (often the only input still pending), then the others.
   @exclusivity(unchecked) @usableFromInline var first: Place?
   @exclusivity(unchecked) @usableFromInline var more: [Place] = []
-  @exclusivity(unchecked) @usableFromInline var hasStopped = false
+  /// How many places were noted, or -1 once this has stopped.
+  @exclusivity(unchecked) @usableFromInline var noted = 0
   @inlinable init() {}
 
   /// Notes the observer at `place` of `promise` (`nil`: it has run), to withdraw when this stops.
   @inlinable final func watch<Success, Failure>(_ promise: ResultPromise<Success, Failure>, at place: Int?) {
     guard let place else { return }
-    let noted = Place(promise, place) {
+    let withdraw: (AnyObject, Int) -> Void = {
       unsafeDowncast($0, to: ResultPromise<Success, Failure>.self)._withdraw($1)
     }
-    let now = _Lock(for: self).withLock {
-      if hasStopped { return true }
-      if first == nil { first = noted } else { more.append(noted) }
+    let now: Bool = _Lock(for: self).withLock {
+      // Made where it is stored: a copy of a place copies a weak reference.
+      switch noted {
+      case -1: return true
+      case 0: first = Place(promise, place, withdraw)
+      default: more.append(Place(promise, place, withdraw))
+      }
+      noted += 1
       return false
     }
     if now { promise._withdraw(place) }
   }
 
-  /// Stops waiting: withdraws every observer noted, and any noted later.
+  /// Stops waiting: withdraws every observer noted, and any noted later. Called once, by whoever decided.
   @inlinable final func stop() {
-    // Moved out under the lock, never copied (a copy of a place copies a weak reference).
-    var (one, others): (Place?, [Place]) = (nil, [])
-    _Lock(for: self).withLock {
-      hasStopped = true
-      one = first.take()
-      swap(&others, &more)
+    let count: Int = _Lock(for: self).withLock {
+      defer { noted = -1 }
+      return noted
     }
-    one?.withdrawNow()
-    for index in others.indices { others[index].withdrawNow() }
+    // `watch` notes nothing more, and this runs once: the places are this call's to read, in place.
+    guard count > 0 else { return }
+    first.take()?.withdrawNow()  // moved out: reading it in place copied it
+    var index = 0
+    while index < count - 1 {
+      more[index].withdrawNow()
+      index += 1
+    }
   }
 }
 
@@ -648,11 +658,16 @@ nonisolated extension _Extras {
   /// result), or `nil` when none of them can be cancelled.
   @inlinable static func combining(_ inputs: some Sequence<(_Extras?, UInt8)>) -> _Cancellation? {
     var record: _Cancellation?
-    for (input, depth) in inputs where input is _Cancellation {
-      record = record ?? _Cancellation()
-      record.unsafelyUnwrapped.include(input, at: depth)
-    }
+    for (input, depth) in inputs { combine(input, at: depth, into: &record) }
     return record
+  }
+
+  /// Adds the promise at `depth` with `input` to what a combinator's result waits for: `record`, made when
+  /// the first input that can be cancelled comes (`nil` until then).
+  @inlinable static func combine(_ input: _Extras?, at depth: UInt8, into record: inout _Cancellation?) {
+    guard input is _Cancellation else { return }
+    record = record ?? _Cancellation()
+    record.unsafelyUnwrapped.include(input, at: depth)
   }
 
   /// Adds the promise at `depth` of `other` to what the first promise waits for, beside the rest; let go

@@ -142,7 +142,9 @@ nonisolated extension ResultPromise {
   ) -> ResultPromise<Success, Failure> {
     let race = _Race<Success, Failure>(_Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) }))
     for promise in promises {
-      race.watch(promise, at: promise._await { if race.next.fulfil(with: $0) { race.stop() } })
+      // An input that delivered at once has decided the race: the others need no observer.
+      guard let place = promise._await({ if race.next.fulfil(with: $0) { race.stop() } }) else { break }
+      race.watch(promise, at: place)
     }
     return race.next
   }
@@ -277,7 +279,7 @@ nonisolated extension ResultPromise {
     for (index, promise) in promises.enumerated() {
       let place = promise._await { result in
         if let early = decidedEarly(result), next.fulfil(with: early) { results.stop() }
-        if let all = results.record(result, at: index) { next.fulfil(with: decided(all)) }
+        if results.record(result, at: index) { next.fulfil(with: decided(results.all)) }
       }
       results.watch(promise, at: place)
     }
@@ -307,9 +309,13 @@ nonisolated extension ResultPromise where Success == Never {
   public static func zip<each Value>(
     _ promise: repeat ResultPromise<each Value, Failure>
   ) -> ResultPromise<(repeat each Value), Failure> {
-    var inputs: [(_Extras?, UInt8)] = []
-    for input in repeat each promise { inputs.append((input._extras, input._depth)) }
-    let next = ResultPromise<(repeat each Value), Failure>(_pending: _Cancellation.combining(inputs))
+    // Counted and combined in one pass, without an array (two allocations a call).
+    var (record, count): (_Cancellation?, Int) = (nil, 0)
+    for input in repeat each promise {
+      _Cancellation.combine(input._extras, at: input._depth, into: &record)
+      count += 1
+    }
+    let next = ResultPromise<(repeat each Value), Failure>(_pending: record)
     // Each input's value goes to a slot of its own: the observers hold the slots, never the inputs, so
     // an input nobody else holds is released (and reported, if user-made) while the others wait.
     let slots = (repeat _Slot<each Value>())
@@ -319,11 +325,11 @@ nonisolated extension ResultPromise where Success == Never {
     // typed by the whole pack: it reads wrong type metadata and crashes (0.2.0 to 0.4.6). Reduced:
     //   func f<each V>(_ v: repeat each V) { for x in repeat each v { run { print(x, (repeat each v)) } } }
     // with `run` taking an `@escaping` closure it calls, crashes in `f(1, 2)` built with -O.
-    let remaining = _Results<Void, Failure>(count: inputs.count)
+    let remaining = _Results<Void, Failure>(count: count)
     let settle = { (outcome: Result<Void, Failure>) in
       if next.fulfil(with: outcome.map { (repeat (each slots).value) }) { remaining.stop() }
     }
-    guard !inputs.isEmpty else {
+    guard count > 0 else {
       settle(.success(()))
       return next
     }
@@ -346,7 +352,7 @@ nonisolated extension ResultPromise where Success == Never {
       case .failure(let error): settle(.failure(error))
       case .success(let value):
         slot.stored = value
-        if remaining.record(.success(()), at: position) != nil { settle(.success(())) }
+        if remaining.record(.success(()), at: position) { settle(.success(())) }
       }
     }
     remaining.watch(input, at: place)
@@ -394,17 +400,18 @@ nonisolated extension ResultPromise where Success == Never {
     super.init()
   }
 
-  /// Records one input's result; returns every result, in input order, when the last one arrives.
+  /// Records one input's result; returns whether it was the last.
   /// Inlinable so that the client specialises it: unspecialised, it ran through generic metadata lookups.
-  @inlinable func record(_ result: Result<Success, Failure>, at index: Int) -> [Result<
-    Success, Failure
-  >]? {
+  @inlinable func record(_ result: Result<Success, Failure>, at index: Int) -> Bool {
     _Lock(for: self).withLock {
       slots[index] = result
       remaining -= 1
-      return remaining == 0 ? slots.compactMap { $0 } : nil
+      return remaining == 0
     }
   }
+
+  /// Every result, in input order, once `record` has returned `true` (no slot changes after that).
+  @inlinable var all: [Result<Success, Failure>] { _Lock(for: self).withLock { slots.compactMap { $0 } } }
 }
 
 /// The state of `all(_:concurrently:)` and `allSettled(_:concurrently:)`: the makers still to call, how
