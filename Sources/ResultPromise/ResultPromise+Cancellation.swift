@@ -243,13 +243,14 @@ nonisolated extension ResultPromise {
   /// promise is asked to stop only if nothing else wants it. Its observers run once, with that failure; a
   /// result that this promise brings later is dropped. So the steps after it see an ordinary failure: a
   /// `thenAsync` after it whose input had not settled never starts its work. If this promise settles
-  /// first, the returned one settles like it, and a later request changes nothing. A request and this
+  /// first, the returned one settles like it, and a later request changes nothing — also while this
+  /// promise's delivery is still running an earlier observer on another thread. A request and this
   /// promise's settlement that race decide once; `failure` is evaluated only when it is the outcome.
   ///
   /// Without it a request is never an outcome: a caller who cancels a shared promise's dependent hears
-  /// nothing until the shared work ends, and then its result. A caller whose request won takes back what
-  /// it registered on this promise at once, so a long-lived shared promise keeps nothing of the callers
-  /// who left it.
+  /// nothing until the shared work ends, and then its result. However the returned promise is decided —
+  /// by a request, or fulfilled by hand — it takes back what it registered on this promise at once, so a
+  /// long-lived shared promise keeps nothing of the callers who left it.
   /// - Parameter failure: What the caller who left hears; evaluated only if a request decides.
   /// - Returns: A promise that settles like this one, or fails with `failure` on a request.
   @inlinable public func abandoningOnCancel(

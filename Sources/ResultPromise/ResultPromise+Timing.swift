@@ -83,7 +83,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// came before this promise succeeded in spite of it: the wait ends at once, the returned promise fails
   /// with `ifCancelled` on the thread that asked, and what follows the delay does not run its success
   /// steps. A request and the deadline decide once: whichever comes first settles the promise, and
-  /// `ifCancelled` is evaluated only when it is the outcome. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// `ifCancelled` is evaluated only when it is the outcome. A returned promise fulfilled by hand stops the
+  /// timer and lets go of `ifCancelled` at once. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
   ///   - duration: How long to hold a success back; more than 2^40 seconds (about 35,000 years) holds it
   ///     back until a request.
@@ -159,9 +160,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// Only a promise still pending when the deadline passes times out: one that has settled wins, for any
   /// `duration` (zero and negative too), also while its observers wait behind a callback running on its
   /// thread — as when `timeout` is called from inside one.
-  /// A result that arrives after the timeout is dropped. Once the result has come, the timer is
-  /// cancelled, and it releases the returned promise and `failure` (with what it captures) at once, not
-  /// at the deadline.
+  /// A result that arrives after the timeout is dropped. Once the returned promise is decided — by the
+  /// result, or fulfilled by hand — the timer is cancelled, and it releases the returned promise and
+  /// `failure` (with what it captures) at once, not at the deadline.
   ///
   /// The returned promise is a dependent of this one (see ``cancel()``): when the timeout fires, it lets
   /// this promise go, so work that nothing else wants is asked to stop. A request on the returned promise
