@@ -272,10 +272,10 @@ nonisolated extension ResultPromise {
   ) -> ResultPromise<NewSuccess, NewFailure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
     let next = ResultPromise<NewSuccess, NewFailure>(_pending: record)
-    let input = _Weak(self)
-    record.whenSettled(withdraw: _await { next.fulfil(with: lift($0)) }, from: input)
+    let input = _Registration(self, at: _await { next.fulfil(with: lift($0)) })
+    record.whenSettled(withdrawing: input)
     record.onCancel { [later = _Weak(next)] in
-      guard input.object?.isPending != false else { return }
+      guard input.isPending else { return }
       later.object?._fulfil(claiming: { .failure(failure()) })
     }
     return next
@@ -298,6 +298,27 @@ nonisolated extension ResultPromise {
 @usableFromInline final nonisolated class _Weak<Object: AnyObject>: @unchecked Sendable {
   @usableFromInline weak var object: Object?
   @inlinable init(_ object: Object) { self.object = object }
+}
+
+/// An operator's observer on the promise it waits for, which it holds weakly (a dropped input must not be kept
+/// alive): to tell whether that promise is still pending, and to take the observer back once decided.
+///
+/// `@unchecked Sendable`: `promise` and `place` are set once, before the registration is shared, and weak
+/// loads are atomic; the promise is only read for its state and withdrawn from.
+@usableFromInline final nonisolated class _Registration<Success, Failure: Error>: @unchecked Sendable {
+  @usableFromInline weak var promise: ResultPromise<Success, Failure>?
+  /// Where the observer went (see `_await`); `nil` if it ran at once.
+  @usableFromInline let place: Int?
+
+  @inlinable init(_ promise: ResultPromise<Success, Failure>, at place: Int?) {
+    (self.promise, self.place) = (promise, place)
+  }
+
+  /// Whether the promise is pending, or gone (dropped while pending, it will never settle).
+  @inlinable var isPending: Bool { promise?.isPending != false }
+
+  /// Takes the observer back, if it is still waiting. Once only: a place taken back may be given to the next.
+  @inlinable func withdraw() { if let place { promise?._withdraw(place) } }
 }
 
 // MARK: - Withdrawal (internal)
@@ -511,7 +532,7 @@ nonisolated extension _Extras {
     /// The cancellable promises that waiting steps adopted.
     @exclusivity(unchecked) @usableFromInline var adopted: [Adopted] = []
     /// What lets go of the first promise's own registrations once it settles, however (`whenSettled`).
-    @exclusivity(unchecked) @usableFromInline var onSettle: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) @usableFromInline var onSettle: (@Sendable () -> Void)?
     @usableFromInline init() {}
   }
   /// A step that has dependents beside its next step: `others` of them, and whether the next step has let
@@ -606,12 +627,15 @@ nonisolated extension _Extras {
     guard depth == 0 else { return lettingGo(at: depth, direct: true) }
     // What it waited for, unless a request has let it go already; and its handlers and inputs, which are
     // released after the lock: what the handlers capture may have deinitialisers (user code).
-    let (letGo, taken, onSettle): (_Place??, Work?, [@Sendable () -> Void]) = withLock {
+    // Taken out through a variable, not returned through the generic `withLock`: a closure returned from it
+    // is re-abstracted, an allocation each way.
+    var onSettle: (@Sendable () -> Void)?
+    let (letGo, taken): (_Place??, Work?) = withLock {
       defer { state = .settled }
-      let onSettle = rest.map { exchange(&$0.onSettle, with: []) } ?? []
-      return (state == .open ? .some(upstream.take().map { ($0, upstreamDepth) }) : nil, takeWork(), onSettle)
+      onSettle = rest?.onSettle.take()
+      return (state == .open ? .some(upstream.take().map { ($0, upstreamDepth) }) : nil, takeWork())
     }
-    _Cancellation.run(onSettle, for: self)
+    onSettle?()
     guard let letGo else { return }
     if let inputs = taken?.inputs, !inputs.isEmpty {
       _Cancellation.request(letGo?.record, at: letGo?.depth ?? 0, direct: false, andAll: inputs)
@@ -695,23 +719,29 @@ nonisolated extension _Extras {
 
   /// Registers `body` to run once the first promise settles, whoever settles it (at once if it has): the
   /// operator that made that promise lets go there of what it registered elsewhere, so that a promise settled
-  /// by hand keeps nothing waiting (a timer, an observer on a shared promise). Runs on the settling thread
-  /// through its queue of work, before the promise's observers, never under a lock.
+  /// by hand keeps nothing waiting (a timer, an observer on a shared promise). Runs on the settling thread,
+  /// before the promise's observers, outside every lock.
   @usableFromInline func whenSettled(_ body: @escaping @Sendable () -> Void) {
     let now: Bool = withLock {
       guard state != .settled else { return true }
-      made.onSettle.append(body)
+      guard let before = made.onSettle else {
+        made.onSettle = body
+        return false
+      }
+      made.onSettle = {
+        before()
+        body()
+      }
       return false
     }
-    if now { _Cancellation.run([body], for: self) }
+    if now { body() }
   }
 
-  /// Once the first promise settles, however it settles, takes back the observer at `place` of `input`
-  /// (`nil`: it has run already): a promise an operator made keeps nothing waiting on its input once decided.
-  /// (One call per place: a place taken back may be given to the next observer.)
-  @inlinable func whenSettled<S, F>(withdraw place: Int?, from input: _Weak<ResultPromise<S, F>>) {
-    guard let place else { return }
-    whenSettled { input.object?._withdraw(place) }
+  /// Once the first promise settles, however it settles, takes `input` back (unless it ran at once): a promise
+  /// an operator made keeps nothing waiting on its input once decided. Once per registration.
+  @inlinable func whenSettled<S, F>(withdrawing input: _Registration<S, F>) {
+    guard input.place != nil else { return }
+    whenSettled { input.withdraw() }
   }
 
   /// A request made on the promise at `depth` itself.
@@ -823,7 +853,7 @@ nonisolated extension _Extras {
   @usableFromInline func takeWork() -> Work? {
     guard let rest else { return nil }
     defer {
-      if rest.waiting.isEmpty, rest.onSettle.isEmpty {
+      if rest.waiting.isEmpty, rest.onSettle == nil {
         self.rest = nil
       } else {
         (rest.handlers, rest.inputs) = ([], [])

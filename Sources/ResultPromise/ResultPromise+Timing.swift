@@ -487,7 +487,7 @@ nonisolated extension ResultPromise where Success: Sendable {
       }
       wait._await { _ in next.fulfil(with: result) }
     }
-    record.whenSettled(withdraw: place, from: _Weak(self))
+    record.whenSettled(withdrawing: _Registration(self, at: place))
     return next
   }
 
@@ -530,15 +530,16 @@ nonisolated extension ResultPromise {
   ) -> ResultPromise<Success, Failure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
     let next = ResultPromise<Success, Failure>(_pending: record)
-    let source = _Weak(self)  // the timer must not keep a dropped source alive until the deadline
+    // Held weakly: the timer must not keep a dropped source alive until the deadline.
+    let source = _Registration(self, at: self._await { next.fulfil(with: $0) })
     // However `next` is decided — by the source, the timer or by hand — the timer stops, releasing `failure`,
     // and the source's observer is withdrawn.
-    record.whenSettled(withdraw: self._await { next.fulfil(with: $0) }, from: source)
+    record.whenSettled(withdrawing: source)
     record.whenSettled { [weak wait] in wait?.cancel() }
     // Registered after the source's observer, so that a timer that fires at once withdraws it. A source that
     // has settled wins, even while its observers still wait behind a callback running on its thread.
     wait._await { _ in
-      guard source.object?.isPending != false else { return }
+      guard source.isPending else { return }
       next._fulfil(claiming: { .failure(failure()) })
     }
     return next
