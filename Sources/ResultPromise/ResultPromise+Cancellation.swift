@@ -190,9 +190,9 @@ nonisolated extension ResultPromise {
     #if DEBUG
       guard _withLock({ _flags.insert(.toldCannotCancel).inserted }) else { return }
       let problem = "cannot be cancelled, so cancel() does nothing"
-      let made = _origin == nil ? " (it was made by an operator from a promise that cannot be)" : ""
+      let made = _origin?.chain != nil ? " (it was made by an operator from a promise that cannot be)" : ""
       let remedy = "make it with ResultPromise { done, onCancel in … }, a thenAsync step, a timer or a Task"
-      PromiseDiagnostics._report(self, "\(problem)\(made); to stop its work, \(remedy).")
+      PromiseDiagnostics._report(self) { "\(problem)\(made); to stop its work, \(remedy)." }
     #endif
   }
 
@@ -213,8 +213,10 @@ nonisolated extension ResultPromise {
   /// reaches the work its `thenAsync` steps adopt: `profile(id).thenAsync { avatar($0) }` stops the
   /// avatar request on a request, and leaves the shared profile load running.
   /// - Returns: A promise with this promise's outcome.
-  public func ignoringCancel() -> ResultPromise<Success, Failure> {
-    let next = ResultPromise(_pending: nil)
+  public func ignoringCancel(file: StaticString = #fileID, line: UInt = #line) -> ResultPromise<
+    Success, Failure
+  > {
+    let next = ResultPromise(_pending: nil)._made(at: file, line, from: self)
     _ = (_extras as? _Cancellation)?.count(at: _depth)  // a dependent that never lets go
     _await { next.fulfil(with: $0) }
     return next
@@ -254,9 +256,10 @@ nonisolated extension ResultPromise {
   /// - Parameter failure: What the caller who left hears; evaluated only if a request decides.
   /// - Returns: A promise that settles like this one, or fails with `failure` on a request.
   @inlinable public func abandoningOnCancel(
-    with failure: @autoclosure @escaping @Sendable () -> Failure
+    with failure: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
+    line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _abandoning(failure) { $0 }
+    _abandoning(failure, at: file, line) { $0 }
   }
 
   /// `abandoningOnCancel` for a promise of `lift(result)` (the Concurrency bridge awaits the whole result as
@@ -267,11 +270,11 @@ nonisolated extension ResultPromise {
   /// own observers run — so by the time the caller hears it left, it has. The handler, which `next`'s record
   /// holds, reaches both promises weakly, so they make no cycle.
   @inlinable func _abandoning<NewSuccess, NewFailure>(
-    _ failure: @escaping @Sendable () -> NewFailure,
+    _ failure: @escaping @Sendable () -> NewFailure, at file: StaticString, _ line: UInt,
     _ lift: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>
   ) -> ResultPromise<NewSuccess, NewFailure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
-    let next = ResultPromise<NewSuccess, NewFailure>(_pending: record)
+    let next = ResultPromise<NewSuccess, NewFailure>(_pending: record)._made(at: file, line, from: self)
     let input = _Registration(self, at: _await { next.fulfil(with: lift($0)) })
     record.whenSettled(withdrawing: input)
     record.onCancel { [later = _Weak(next)] in
@@ -285,9 +288,7 @@ nonisolated extension ResultPromise {
   @inlinable convenience init(_userMade record: _Cancellation, file: StaticString, line: UInt) {
     self.init(_pending: record)
     _flags.insert(.reportsBroken)  // set before the promise is shared, so without the lock
-    #if DEBUG
-      _origin = ("made at", file, line)
-    #endif
+    _made(at: file, line)
   }
 }
 
@@ -480,9 +481,10 @@ nonisolated extension _Extras {
 
   /// `promise.abandoningOnCancel(with: failure())`; see ``ResultPromise/abandoningOnCancel(with:)``.
   static func abandoning<Success, Failure>(
-    _ promise: ResultPromise<Success, Failure>, with failure: @escaping @Sendable () -> Failure
+    _ promise: ResultPromise<Success, Failure>, with failure: @escaping @Sendable () -> Failure,
+    at file: StaticString, _ line: UInt
   ) -> ResultPromise<Success, Failure> {
-    promise.abandoningOnCancel(with: failure())
+    promise._abandoning(failure, at: file, line) { $0 }
   }
 }
 

@@ -62,9 +62,10 @@ nonisolated extension ResultPromise {
   /// - Returns: A promise of all values in input order, or of the first failure.
   @inlinable
   public static func all(
-    _ promises: some Collection<ResultPromise<Success, Failure>>
+    _ promises: some Collection<ResultPromise<Success, Failure>>, file: StaticString = #fileID,
+    line: UInt = #line
   ) -> ResultPromise<[Success], Failure> {
-    _gather(promises, decidedEarly: { _firstFailure($0) }, decided: { _allValues($0) })
+    _gather(promises, at: file, line, decidedEarly: { _firstFailure($0) }, decided: { _allValues($0) })
   }
 
   /// Succeeds with every outcome, in input order, once all inputs have settled; it cannot fail.
@@ -82,9 +83,10 @@ nonisolated extension ResultPromise {
   /// - Returns: A promise of every input's result, in input order.
   @inlinable
   public static func allSettled(
-    _ promises: some Collection<ResultPromise<Success, Failure>>
+    _ promises: some Collection<ResultPromise<Success, Failure>>, file: StaticString = #fileID,
+    line: UInt = #line
   ) -> ResultPromise<[Result<Success, Failure>], Never> {
-    _gather(promises, decidedEarly: { _ in nil }, decided: { .success($0) })
+    _gather(promises, at: file, line, decidedEarly: { _ in nil }, decided: { .success($0) })
   }
 
   /// Succeeds with the first input to succeed; if every input fails, fails with all their errors.
@@ -108,10 +110,12 @@ nonisolated extension ResultPromise {
   /// - Returns: A promise of the first success, or of every failure in input order.
   @inlinable
   public static func any(
-    _ promises: some Collection<ResultPromise<Success, Failure>>
+    _ promises: some Collection<ResultPromise<Success, Failure>>, file: StaticString = #fileID,
+    line: UInt = #line
   ) -> ResultPromise<Success, AggregateError<Failure>> {
     _gather(
-      promises, decidedEarly: { if case .success(let value) = $0 { .success(value) } else { nil } },
+      promises, at: file, line,
+      decidedEarly: { if case .success(let value) = $0 { .success(value) } else { nil } },
       decided: {
         .failure(
           AggregateError(errors: $0.compactMap { if case .failure(let error) = $0 { error } else { nil } }))
@@ -138,9 +142,11 @@ nonisolated extension ResultPromise {
   /// - Returns: A promise that settles like the first input to settle.
   @inlinable
   public static func race(
-    _ promises: some Collection<ResultPromise<Success, Failure>>
+    _ promises: some Collection<ResultPromise<Success, Failure>>, file: StaticString = #fileID,
+    line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    let race = _Race<Success, Failure>(_Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) }))
+    let race = _Race<Success, Failure>(
+      _Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) }), at: file, line)
     for promise in promises {
       // An input that delivered at once has decided the race: the others need no observer.
       guard let place = promise._await({ if race.next.fulfil(with: $0) { race.stop() } }) else { break }
@@ -181,10 +187,10 @@ nonisolated extension ResultPromise {
   /// - Returns: A promise of all values in the makers' order, or of the first failure.
   @inlinable
   public static func all<Makers: Sequence>(
-    _ makers: sending Makers, concurrently limit: Int
+    _ makers: sending Makers, concurrently limit: Int, file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<[Success], Failure> where Makers.Element == () -> ResultPromise<Success, Failure> {
     _Pump(makers, limit: limit, stopsOnRequest: true, decidedEarly: _firstFailure, decided: _allValues)
-      .start()
+      .start(at: file, line)
   }
 
   /// Calls `makers` in order, with at most `limit` of the promises they make pending at once; succeeds
@@ -205,11 +211,11 @@ nonisolated extension ResultPromise {
   /// - Returns: A promise of every outcome, in the makers' order.
   @inlinable
   public static func allSettled<Makers: Sequence>(
-    _ makers: sending Makers, concurrently limit: Int
+    _ makers: sending Makers, concurrently limit: Int, file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<[Result<Success, Failure>], Never>
   where Makers.Element == () -> ResultPromise<Success, Failure> {
     _Pump(makers, limit: limit, stopsOnRequest: false, decidedEarly: { _ in nil }, decided: { .success($0) })
-      .start()
+      .start(at: file, line)
   }
 
   /// As the `all(_:concurrently:)` above, for makers that are `@Sendable` closures — as closures
@@ -228,10 +234,10 @@ nonisolated extension ResultPromise {
   /// - Returns: A promise of all values in the makers' order, or of the first failure.
   @inlinable
   public static func all<Makers: Sequence>(
-    _ makers: sending Makers, concurrently limit: Int
+    _ makers: sending Makers, concurrently limit: Int, file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<[Success], Failure>
   where Makers.Element == @Sendable () -> ResultPromise<Success, Failure> {
-    all(makers.lazy.map { make in { make() } }, concurrently: limit)
+    all(makers.lazy.map { make in { make() } }, concurrently: limit, file: file, line: line)
   }
 
   /// As the `allSettled(_:concurrently:)` above, for makers that are `@Sendable` closures.
@@ -245,10 +251,10 @@ nonisolated extension ResultPromise {
   /// - Returns: A promise of every outcome, in the makers' order.
   @inlinable
   public static func allSettled<Makers: Sequence>(
-    _ makers: sending Makers, concurrently limit: Int
+    _ makers: sending Makers, concurrently limit: Int, file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<[Result<Success, Failure>], Never>
   where Makers.Element == @Sendable () -> ResultPromise<Success, Failure> {
-    allSettled(makers.lazy.map { make in { make() } }, concurrently: limit)
+    allSettled(makers.lazy.map { make in { make() } }, concurrently: limit, file: file, line: line)
   }
 
   /// `all`'s early decision: the first failure.
@@ -265,12 +271,13 @@ nonisolated extension ResultPromise {
   /// Watches every input; settles early with `decidedEarly`'s answer, else with `decided`'s once all
   /// inputs have settled (a no-op if it already settled early).
   @inlinable static func _gather<NewSuccess, NewFailure>(
-    _ promises: some Collection<ResultPromise<Success, Failure>>,
+    _ promises: some Collection<ResultPromise<Success, Failure>>, at file: StaticString, _ line: UInt,
     decidedEarly: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?,
     decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   ) -> ResultPromise<NewSuccess, NewFailure> {
     let next = ResultPromise<NewSuccess, NewFailure>(
-      _pending: _Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) }))
+      _pending: _Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) })
+    )._made(at: file, line)
     guard !promises.isEmpty else {
       next.fulfil(with: decided([]))
       return next
@@ -307,7 +314,7 @@ nonisolated extension ResultPromise where Success == Never {
   /// - Returns: A promise of the tuple of values, or of the first failure.
   @inlinable
   public static func zip<each Value>(
-    _ promise: repeat ResultPromise<each Value, Failure>
+    _ promise: repeat ResultPromise<each Value, Failure>, file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<(repeat each Value), Failure> {
     // Counted and combined in one pass, without an array (two allocations a call).
     var (record, count): (_Cancellation?, Int) = (nil, 0)
@@ -315,7 +322,7 @@ nonisolated extension ResultPromise where Success == Never {
       _Cancellation.combine(input._extras, at: input._depth, into: &record)
       count += 1
     }
-    let next = ResultPromise<(repeat each Value), Failure>(_pending: record)
+    let next = ResultPromise<(repeat each Value), Failure>(_pending: record)._made(at: file, line)
     // Each input's value goes to a slot of its own: the observers hold the slots, never the inputs, so
     // an input nobody else holds is released (and reported, if user-made) while the others wait.
     let slots = (repeat _Slot<each Value>())
@@ -378,8 +385,8 @@ nonisolated extension ResultPromise where Success == Never {
 /// `@unchecked Sendable`: `next` never changes, and the withdrawer's state is used only under its lock.
 @usableFromInline final nonisolated class _Race<Success, Failure: Error>: _Withdrawer, @unchecked Sendable {
   @usableFromInline let next: ResultPromise<Success, Failure>
-  @inlinable init(_ extras: _Extras?) {
-    next = ResultPromise(_pending: extras)
+  @inlinable init(_ extras: _Extras?, at file: StaticString, _ line: UInt) {
+    next = ResultPromise(_pending: extras)._made(at: file, line)
     super.init()
   }
 }
@@ -459,7 +466,8 @@ where Makers.Element == () -> ResultPromise<Success, Failure> {
   }
 
   /// Calls the first makers and returns the combined promise.
-  @inlinable func start() -> ResultPromise<NewSuccess, NewFailure> {
+  @inlinable func start(at file: StaticString, _ line: UInt) -> ResultPromise<NewSuccess, NewFailure> {
+    next._made(at: file, line)
     pump()
     return next
   }

@@ -72,11 +72,12 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - operation: The async work; its value or thrown error settles the promise.
   @inlinable
   public convenience init(
-    priority: TaskPriority? = nil,
+    priority: TaskPriority? = nil, file: StaticString = #fileID, line: UInt = #line,
     operation: @escaping @Sendable () async throws(Failure) -> Success
   ) {
     let record = _Cancellation()
     self.init(_pending: record)
+    _made(at: file, line)
     let task = Task(priority: priority) {
       do throws(Failure) {
         self.fulfil(with: .success(try await operation()))
@@ -112,7 +113,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
   public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
-    try await _abandoning({ CancellationError() }, { .success($0) }).value
+    try await _abandoning({ CancellationError() }, at: #fileID, #line, { .success($0) }).value
   }
 
   /// The success value, awaited from Swift Concurrency — unless the awaiting task is cancelled first.
@@ -150,7 +151,8 @@ extension MainActorPromise {
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
   public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
-    try await promise._abandoning({ CancellationError() }, { .success($0) }).onMainActor.value
+    try await promise._abandoning({ CancellationError() }, at: #fileID, #line, { .success($0) }).onMainActor
+      .value
   }
 
   /// The success value, awaited on the main actor — unless the awaiting task is cancelled first.

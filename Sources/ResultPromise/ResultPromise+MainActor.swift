@@ -134,9 +134,10 @@ nonisolated extension MainActorPromise {
   /// - Parameter failure: What the caller who left hears; evaluated only if a request decides.
   /// - Returns: A view that settles like this one, or fails with `failure` on a request.
   public func abandoningOnCancel(
-    with failure: @autoclosure @escaping @Sendable () -> Failure
+    with failure: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
+    line: UInt = #line
   ) -> MainActorPromise<Success, Failure> {
-    MainActorPromise(_Extras.abandoning(promise, with: failure))
+    MainActorPromise(_Extras.abandoning(promise, with: failure, at: file, line))
   }
 }
 
@@ -213,9 +214,10 @@ extension MainActorPromise {
   /// - Parameter body: Called with the result, exactly once.
   /// - Returns: A view of a promise that settles like this one, after `body` has run.
   @inlinable @discardableResult public func always(
+    file: StaticString = #fileID, line: UInt = #line,
     _ body: @escaping @MainActor (Result<Success, Failure>) -> Void
   ) -> MainActorPromise<Success, Failure> {
-    _chain(startsHeard: true) { result, next in
+    _chain(startsHeard: true, at: file, line) { result, next in
       body(result)
       next.fulfil(with: result)
     }
@@ -234,10 +236,13 @@ extension MainActorPromise {
   /// - Parameter cleanup: Called with the result, exactly once; the promise it returns is waited for.
   /// - Returns: A view of a promise that settles like this one, after the cleanup has.
   @inlinable @discardableResult public func alwaysAsync(
+    file: StaticString = #fileID, line: UInt = #line,
     _ cleanup: @escaping @MainActor (Result<Success, Failure>) -> ResultPromise<Void, Never>
   ) -> MainActorPromise<Success, Failure> {
     // As on `ResultPromise`: shielded, the step waits for the cleanup as a plain observer.
-    _chain(startsHeard: true) { result, next in cleanup(result)._await { _ in next.fulfil(with: result) } }
+    _chain(startsHeard: true, at: file, line) { result, next in
+      cleanup(result)._await { _ in next.fulfil(with: result) }
+    }
   }
 
   // MARK: Chaining
@@ -250,9 +255,10 @@ extension MainActorPromise {
   /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
   /// - Returns: A view of a promise of the step's result.
   @inlinable public func then<NewSuccess>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> Result<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain { result, next in next.fulfil(with: result.flatMap(transform)) }
+    _chain(at: file, line) { result, next in next.fulfil(with: result.flatMap(transform)) }
   }
 
   /// Continues on the main actor with a step that returns another promise, and adopts its outcome.
@@ -266,9 +272,10 @@ extension MainActorPromise {
   /// - Parameter transform: Called with the success value; the promise it returns settles the result.
   /// - Returns: A view of a promise that settles like the one `transform` returns (or with this failure).
   @inlinable public func thenAsync<NewSuccess>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain(adopts: true) { result, next in next._adopt(result, then: transform) }
+    _chain(adopts: true, at: file, line) { result, next in next._adopt(result, then: transform) }
   }
 
   /// Continues on the main actor with a step that returns another main-actor view, and adopts its
@@ -282,9 +289,10 @@ extension MainActorPromise {
   /// - Parameter transform: Called with the success value; the view it returns settles the result.
   /// - Returns: A view of a promise that settles like the one `transform` returns (or with this failure).
   @inlinable public func thenAsync<NewSuccess>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> MainActorPromise<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
-    thenAsync { transform($0).promise }
+    thenAsync(file: file, line: line) { transform($0).promise }
   }
 
   /// Transforms the success value on the main actor.
@@ -295,9 +303,10 @@ extension MainActorPromise {
   /// - Parameter transform: Called with the success value.
   /// - Returns: A view of a promise of the transformed value.
   @inlinable public func map<NewSuccess>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> NewSuccess
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain { result, next in next.fulfil(with: result.map(transform)) }
+    _chain(at: file, line) { result, next in next.fulfil(with: result.map(transform)) }
   }
 
   // Disfavoured for the same reason as `ResultPromise.map(_:)`'s typed-throws overload: otherwise a
@@ -313,9 +322,10 @@ extension MainActorPromise {
   /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
   /// - Returns: A view of a promise of the transformed value or the thrown error.
   @inlinable @_disfavoredOverload public func map<NewSuccess>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) throws(Failure) -> NewSuccess
   ) -> MainActorPromise<NewSuccess, Failure> {
-    then { value in Result { () throws(Failure) in try transform(value) } }
+    then(file: file, line: line) { value in Result { () throws(Failure) in try transform(value) } }
   }
 
   /// Passes the value on if `isValid` says yes on the main actor; otherwise fails with `failure`. As
@@ -331,10 +341,11 @@ extension MainActorPromise {
   ///   - isValid: Called with the success value.
   /// - Returns: A view of a promise of this value, or of `failure`.
   @inlinable public func validate(
-    else failure: @autoclosure @escaping @MainActor () -> Failure,
+    else failure: @autoclosure @escaping @MainActor () -> Failure, file: StaticString = #fileID,
+    line: UInt = #line,
     _ isValid: @escaping @MainActor (Success) -> Bool
   ) -> MainActorPromise<Success, Failure> {
-    then { isValid($0) ? .success($0) : .failure(failure()) }
+    then(file: file, line: line) { isValid($0) ? .success($0) : .failure(failure()) }
   }
 
   /// Transforms the value on the main actor; a `nil` fails with `failure`. As
@@ -351,10 +362,11 @@ extension MainActorPromise {
   ///   - transform: Called with the success value.
   /// - Returns: A view of a promise of the transformed value, or of `failure`.
   @inlinable public func compactMap<NewSuccess>(
-    else failure: @autoclosure @escaping @MainActor () -> Failure,
+    else failure: @autoclosure @escaping @MainActor () -> Failure, file: StaticString = #fileID,
+    line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> NewSuccess?
   ) -> MainActorPromise<NewSuccess, Failure> {
-    then { transform($0).map(Result.success) ?? .failure(failure()) }
+    then(file: file, line: line) { transform($0).map(Result.success) ?? .failure(failure()) }
   }
 
   /// This view, typed to join a chain that can fail with `NewFailure`: the promise cannot fail, so it never
@@ -368,10 +380,10 @@ extension MainActorPromise {
   /// - Parameter failureType: The failure type of the returned view.
   /// - Returns: A view of a promise with this promise's value and the failure type `NewFailure`.
   @inlinable public func setFailureType<NewFailure>(
-    to failureType: NewFailure.Type
+    to failureType: NewFailure.Type, file: StaticString = #fileID, line: UInt = #line
   ) -> MainActorPromise<Success, NewFailure> where Failure == Never {
     MainActorPromise<Success, NewFailure>(
-      promise._chain(()) { _, result, next in next.fulfil(with: .success(result.get())) })
+      promise._chain((), at: file, line) { _, result, next in next.fulfil(with: .success(result.get())) })
   }
 
   /// Transforms the failure on the main actor.
@@ -382,9 +394,10 @@ extension MainActorPromise {
   /// - Parameter transform: Called with the failure.
   /// - Returns: A view of a promise with the same success value or the transformed failure.
   @inlinable public func mapError<NewFailure>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> NewFailure
   ) -> MainActorPromise<Success, NewFailure> {
-    _chain { result, next in next.fulfil(with: result.mapError(transform)) }
+    _chain(at: file, line) { result, next in next.fulfil(with: result.mapError(transform)) }
   }
 
   // MARK: Recovering
@@ -397,9 +410,10 @@ extension MainActorPromise {
   /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
   /// - Returns: A view of a promise of the success value or the recovery's result.
   @inlinable public func recover<NewFailure>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> Result<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
-    _chain { result, next in next.fulfil(with: result.flatMapError(transform)) }
+    _chain(at: file, line) { result, next in next.fulfil(with: result.flatMapError(transform)) }
   }
 
   /// Handles a failure on the main actor, keeping the error type.
@@ -413,9 +427,10 @@ extension MainActorPromise {
   /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
   /// - Returns: A view of a promise of the success value or the recovery's result.
   @inlinable public func recover(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> Result<Success, Failure>
   ) -> MainActorPromise<Success, Failure> {
-    _chain { result, next in next.fulfil(with: result.flatMapError(transform)) }
+    _chain(at: file, line) { result, next in next.fulfil(with: result.flatMapError(transform)) }
   }
 
   /// Handles a failure on the main actor with a step that returns another promise.
@@ -427,9 +442,10 @@ extension MainActorPromise {
   /// - Returns: A view of a promise of the success value or the outcome of the promise `transform`
   ///   returns.
   @inlinable public func recoverAsync<NewFailure>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
-    _chain(adopts: true) { result, next in next._adopt(result, recovering: transform) }
+    _chain(adopts: true, at: file, line) { result, next in next._adopt(result, recovering: transform) }
   }
 
   /// Handles a failure on the main actor with a step that returns another promise, keeping the error
@@ -445,9 +461,10 @@ extension MainActorPromise {
   /// - Returns: A view of a promise of the success value or the outcome of the promise `transform`
   ///   returns.
   @inlinable public func recoverAsync(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, Failure>
   ) -> MainActorPromise<Success, Failure> {
-    _chain(adopts: true) { result, next in next._adopt(result, recovering: transform) }
+    _chain(adopts: true, at: file, line) { result, next in next._adopt(result, recovering: transform) }
   }
 
   /// Handles a failure on the main actor with a step that returns another main-actor view.
@@ -458,9 +475,10 @@ extension MainActorPromise {
   /// - Parameter transform: Called with the failure; the view it returns settles the result.
   /// - Returns: A view of a promise of the success value or the outcome of the view `transform` returns.
   @inlinable public func recoverAsync<NewFailure>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> MainActorPromise<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
-    recoverAsync { transform($0).promise }
+    recoverAsync(file: file, line: line) { transform($0).promise }
   }
 
   // MARK: Swift Concurrency
@@ -521,13 +539,13 @@ extension MainActorPromise {
   /// cancellation file is present, so that a request reaches the promise it adopts. The next promise of a
   /// step whose closure hears the failure and need not hand it on (`always`) `startsHeard`.
   @inlinable func _chain<NewSuccess, NewFailure>(
-    adopts: Bool = false, startsHeard: Bool = false,
+    adopts: Bool = false, startsHeard: Bool = false, at file: StaticString, _ line: UInt,
     _ step: @escaping @MainActor (Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
   ) -> MainActorPromise<NewSuccess, NewFailure> {
     let (extras, depth) = _Extras.forStep(from: promise._extras, at: promise._depth, adopts: adopts)
-    let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras, depth: depth)
-    promise._bequeathOrigin(to: next)
-    if startsHeard { next._flags.insert(.heard) }  // not shared yet, so without the lock
+    let next = ResultPromise<NewSuccess, NewFailure>(
+      _pending: extras, depth: depth, flags: startsHeard ? .heard : [])
+    next._made(at: file, line, from: promise)
     _observe { step($0, next) }
     return MainActorPromise<NewSuccess, NewFailure>(next)
   }
@@ -602,7 +620,7 @@ nonisolated extension _Extras {
 
   /// `promise` itself: without the cancellation file no request can come.
   static func abandoning<Promise, Failure>(
-    _ promise: Promise, with failure: @escaping @Sendable () -> Failure
+    _ promise: Promise, with failure: @escaping @Sendable () -> Failure, at file: StaticString, _ line: UInt
   ) -> Promise {
     promise
   }

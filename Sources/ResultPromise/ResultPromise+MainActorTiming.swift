@@ -36,9 +36,9 @@ nonisolated extension MainActorPromise {
   @MainActor @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   public func timeout<C: Clock<Duration>>(
     _ duration: Duration, failure: @autoclosure @escaping @Sendable () -> Failure,
-    clock: C = ContinuousClock()
+    clock: C = ContinuousClock(), file: StaticString = #fileID, line: UInt = #line
   ) -> MainActorPromise<Success, Failure> {
-    MainActorPromise(promise._timeout(_wait(duration, on: clock), failure: failure))
+    MainActorPromise(promise._timeout(_wait(duration, on: clock), failure: failure, at: file, line))
   }
 
   /// Fails with `failure` on the main actor unless this promise settles within `interval`, on a Dispatch
@@ -58,8 +58,9 @@ nonisolated extension MainActorPromise {
   /// - Returns: A view of a promise of this promise's result, or of `failure` after `interval`.
   @MainActor @_disfavoredOverload
   public func timeout(
-    _ interval: DispatchTimeInterval, failure: @autoclosure @escaping @Sendable () -> Failure
+    _ interval: DispatchTimeInterval, failure: @autoclosure @escaping @Sendable () -> Failure,
+    file: StaticString = #fileID, line: UInt = #line
   ) -> MainActorPromise<Success, Failure> {
-    MainActorPromise(promise._timeout(_wait(interval), failure: failure))
+    MainActorPromise(promise._timeout(_wait(interval), failure: failure, at: file, line))
   }
 }

@@ -73,13 +73,14 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: A promise that settles like this one, after `body` has run.
   @inlinable @discardableResult
   public func always(
+    file: StaticString = #fileID, line: UInt = #line,
     _ body: @escaping @Sendable (Result<Success, Failure>) -> Void
   ) -> ResultPromise<Success, Failure> {
     // Held as an `_Observer`, a struct: a bare closure in the step's generic storage needs a reabstraction
-    // thunk, one allocation per step, unless the optimiser specialises this for the closure literal.
-    _chain(_Observer(body)) { body, result, next in
+    // thunk, one allocation per step, unless the optimiser specialises this for the closure literal. Its
+    // promise starts heard: `body` hears the failure, so a chain may end here.
+    _chain(_Observer(body), startsHeard: true, at: file, line) { body, result, next in
       body.call(result)
-      next._hear(if: true)  // `body` heard the failure, so a chain may end here
       next.fulfil(with: result)
     }
   }
@@ -106,11 +107,12 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: A promise that settles like this one, after the cleanup has.
   @inlinable @discardableResult
   public func alwaysAsync(
+    file: StaticString = #fileID, line: UInt = #line,
     _ cleanup: @escaping @Sendable (Result<Success, Failure>) -> ResultPromise<Void, Never>
   ) -> ResultPromise<Success, Failure> {
-    // Shielded: the step waits for the cleanup as a plain observer, which passes no request on to it.
-    _chain(_Make(cleanup)) { cleanup, result, next in
-      next._hear(if: true)  // `cleanup` hears the failure, so a chain may end here
+    // Shielded: the step waits for the cleanup as a plain observer, which passes no request on to it. Its
+    // promise starts heard: `cleanup` hears the failure, so a chain may end here.
+    _chain(_Make(cleanup), startsHeard: true, at: file, line) { cleanup, result, next in
       cleanup.call(result)._await { _ in next.fulfil(with: result) }
     }
   }
@@ -130,10 +132,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - isValid: Called with the success value.
   /// - Returns: A promise of this value, or of `failure`.
   @inlinable public func validate(
-    else failure: @autoclosure @escaping @Sendable () -> Failure,
+    else failure: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
+    line: UInt = #line,
     _ isValid: @escaping @Sendable (Success) -> Bool
   ) -> ResultPromise<Success, Failure> {
-    then { isValid($0) ? .success($0) : .failure(failure()) }
+    then(file: file, line: line) { isValid($0) ? .success($0) : .failure(failure()) }
   }
 
   /// Transforms the value; a `nil` fails with `failure`.
@@ -151,10 +154,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - transform: Called with the success value.
   /// - Returns: A promise of the transformed value, or of `failure`.
   @inlinable public func compactMap<NewSuccess>(
-    else failure: @autoclosure @escaping @Sendable () -> Failure,
+    else failure: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
+    line: UInt = #line,
     _ transform: @escaping @Sendable (Success) -> NewSuccess?
   ) -> ResultPromise<NewSuccess, Failure> {
-    then { transform($0).map(Result.success) ?? .failure(failure()) }
+    then(file: file, line: line) { transform($0).map(Result.success) ?? .failure(failure()) }
   }
 }
 
@@ -170,8 +174,10 @@ nonisolated extension ResultPromise {
   /// `body` runs at once, on the calling thread. A start that throws, as khanlou's `kickoff` and
   /// PromiseKit's `firstly` (for synchronous work).
   /// - Parameter body: Returns the success value or throws the failure.
-  @inlinable public convenience init(catching body: () throws(Failure) -> Success) {
-    self.init(Result(catching: body))
+  @inlinable public convenience init(
+    file: StaticString = #fileID, line: UInt = #line, catching body: () throws(Failure) -> Success
+  ) {
+    self.init(Result(catching: body), file: file, line: line)
   }
 
   /// Runs `body` with the error if the promise fails; does nothing on success.
@@ -218,8 +224,8 @@ nonisolated extension ResultPromise where Failure == Never {
   /// - Parameter failureType: The failure type of the returned promise.
   /// - Returns: A promise with this promise's value and the failure type `NewFailure`.
   @inlinable public func setFailureType<NewFailure>(
-    to failureType: NewFailure.Type
+    to failureType: NewFailure.Type, file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, NewFailure> {
-    _chain(()) { _, result, next in next.fulfil(with: .success(result.get())) }
+    _chain((), at: file, line) { _, result, next in next.fulfil(with: .success(result.get())) }
   }
 }

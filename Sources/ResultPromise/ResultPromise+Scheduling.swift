@@ -26,9 +26,12 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameter queue: Where observers of the returned promise run.
   /// - Returns: A promise with this promise's result whose observers run on `queue`.
   @inlinable
-  public func receive(on queue: DispatchQueue) -> ResultPromise<Success, Failure> {
+  public func receive(
+    on queue: DispatchQueue, file: StaticString = #fileID, line: UInt = #line
+  ) -> ResultPromise<Success, Failure> {
     // From a promise that cannot be cancelled, the plain extras: the queue alone.
     let next = ResultPromise(_pending: _extras?.dependent(on: queue, at: _depth) ?? _Extras(queue: queue))
+    next._made(at: file, line, from: self)
     self._await { next.fulfil(with: $0) }
     return next
   }

@@ -65,9 +65,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: A promise that settles like this one, a success `duration` later.
   @inlinable
   public func delay<C: Clock<Duration>>(
-    _ duration: Duration, clock: C = ContinuousClock()
+    _ duration: Duration, clock: C = ContinuousClock(), file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _delay({ _wait(duration, on: clock) }, ifCancelled: nil)
+    _delay({ _wait(duration, on: clock) }, ifCancelled: nil, at: file, line)
   }
 
   /// Postpones a success by `duration` on `clock`, or fails with `ifCancelled` at once on a request
@@ -96,9 +96,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   @inlinable
   public func delay<C: Clock<Duration>>(
     _ duration: Duration, clock: C = ContinuousClock(),
-    ifCancelled: @autoclosure @escaping @Sendable () -> Failure
+    ifCancelled: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
+    line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _delay({ _wait(duration, on: clock) }, ifCancelled: ifCancelled)
+    _delay({ _wait(duration, on: clock) }, ifCancelled: ifCancelled, at: file, line)
   }
 
   /// A promise that succeeds with `value` once `duration` has passed on `clock`.
@@ -117,9 +118,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: A promise that succeeds with `value` once `duration` has passed.
   @inlinable
   public static func after<C: Clock<Duration>>(
-    _ duration: Duration, value: Success, clock: C = ContinuousClock()
+    _ duration: Duration, value: Success, clock: C = ContinuousClock(), file: StaticString = #fileID,
+    line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    ResultPromise(value: value).delay(duration, clock: clock)
+    ResultPromise(value: value).delay(duration, clock: clock, file: file, line: line)
   }
 
   /// A promise that succeeds with `value` once `duration` has passed on `clock`, or fails with
@@ -145,9 +147,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   @inlinable
   public static func after<C: Clock<Duration>>(
     _ duration: Duration, value: Success, clock: C = ContinuousClock(),
-    ifCancelled: @autoclosure @escaping @Sendable () -> Failure
+    ifCancelled: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
+    line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    ResultPromise(value: value)._delay({ _wait(duration, on: clock) }, ifCancelled: ifCancelled)
+    ResultPromise(value: value)._delay(
+      { _wait(duration, on: clock) }, ifCancelled: ifCancelled, at: file, line)
   }
 
   /// Fails with `failure` unless this promise settles within `duration` on `clock`.
@@ -179,9 +183,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   @inlinable
   public func timeout<C: Clock<Duration>>(
     _ duration: Duration, failure: @autoclosure @escaping @Sendable () -> Failure,
-    clock: C = ContinuousClock()
+    clock: C = ContinuousClock(), file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _timeout(_wait(duration, on: clock), failure: failure)
+    _timeout(_wait(duration, on: clock), failure: failure, at: file, line)
   }
 
   /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds.
@@ -214,10 +218,12 @@ nonisolated extension ResultPromise where Success: Sendable {
     attempts: Int,
     delay: Duration = .zero,
     clock: C = ContinuousClock(),
-    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
+    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true }, file: StaticString = #fileID,
+    line: UInt = #line,
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _retry(attempts: attempts, waiting: { _ in _wait(delay, on: clock) }, while: shouldRetry, make)
+    _retry(
+      attempts: attempts, waiting: { _ in _wait(delay, on: clock) }, while: shouldRetry, at: file, line, make)
   }
 
   /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds, waiting before each
@@ -246,10 +252,13 @@ nonisolated extension ResultPromise where Success: Sendable {
   @inlinable
   public static func retry<C: Clock<Duration>>(
     attempts: Int, backoff: @escaping @Sendable (_ triesSoFar: Int) -> Duration, clock: C = ContinuousClock(),
-    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
+    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true }, file: StaticString = #fileID,
+    line: UInt = #line,
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _retry(attempts: attempts, waiting: { _wait(backoff($0), on: clock) }, while: shouldRetry, make)
+    _retry(
+      attempts: attempts, waiting: { _wait(backoff($0), on: clock) }, while: shouldRetry, at: file, line, make
+    )
   }
 }
 
@@ -269,8 +278,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameter interval: How long to hold a success back.
   /// - Returns: A promise that settles like this one, a success `interval` later.
   @inlinable @_disfavoredOverload
-  public func delay(_ interval: DispatchTimeInterval) -> ResultPromise<Success, Failure> {
-    _delay({ _wait(interval) }, ifCancelled: nil)
+  public func delay(
+    _ interval: DispatchTimeInterval, file: StaticString = #fileID, line: UInt = #line
+  ) -> ResultPromise<Success, Failure> {
+    _delay({ _wait(interval) }, ifCancelled: nil, at: file, line)
   }
 
   /// Postpones a success by `interval` on a Dispatch timer, or fails with `ifCancelled` at once on a
@@ -290,9 +301,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: A promise that settles like this one, a success `interval` later, or with `ifCancelled`.
   @inlinable @_disfavoredOverload
   public func delay(
-    _ interval: DispatchTimeInterval, ifCancelled: @autoclosure @escaping @Sendable () -> Failure
+    _ interval: DispatchTimeInterval, ifCancelled: @autoclosure @escaping @Sendable () -> Failure,
+    file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _delay({ _wait(interval) }, ifCancelled: ifCancelled)
+    _delay({ _wait(interval) }, ifCancelled: ifCancelled, at: file, line)
   }
 
   /// A promise that succeeds with `value` once `interval` has passed, on a Dispatch timer. The form for
@@ -309,9 +321,9 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: A promise that succeeds with `value` once `interval` has passed.
   @inlinable @_disfavoredOverload
   public static func after(
-    _ interval: DispatchTimeInterval, value: Success
+    _ interval: DispatchTimeInterval, value: Success, file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    ResultPromise(value: value).delay(interval)
+    ResultPromise(value: value).delay(interval, file: file, line: line)
   }
 
   /// A promise that succeeds with `value` once `interval` has passed on a Dispatch timer, or fails with
@@ -331,9 +343,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   @inlinable @_disfavoredOverload
   public static func after(
     _ interval: DispatchTimeInterval, value: Success,
-    ifCancelled: @autoclosure @escaping @Sendable () -> Failure
+    ifCancelled: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
+    line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    ResultPromise(value: value)._delay({ _wait(interval) }, ifCancelled: ifCancelled)
+    ResultPromise(value: value)._delay({ _wait(interval) }, ifCancelled: ifCancelled, at: file, line)
   }
 
   /// Fails with `failure` unless this promise settles within `interval`, on a Dispatch timer. The form
@@ -351,9 +364,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: A promise of this promise's result, or of `failure` after `interval`.
   @inlinable @_disfavoredOverload
   public func timeout(
-    _ interval: DispatchTimeInterval, failure: @autoclosure @escaping @Sendable () -> Failure
+    _ interval: DispatchTimeInterval, failure: @autoclosure @escaping @Sendable () -> Failure,
+    file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _timeout(_wait(interval), failure: failure)
+    _timeout(_wait(interval), failure: failure, at: file, line)
   }
 
   /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds, waiting `delay`
@@ -375,10 +389,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   public static func retry(
     attempts: Int,
     delay: DispatchTimeInterval = .seconds(0),
-    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
+    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true }, file: StaticString = #fileID,
+    line: UInt = #line,
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _retry(attempts: attempts, waiting: { _ in _wait(delay) }, while: shouldRetry, make)
+    _retry(attempts: attempts, waiting: { _ in _wait(delay) }, while: shouldRetry, at: file, line, make)
   }
 
   /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds, waiting before each
@@ -400,10 +415,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   @inlinable @_disfavoredOverload
   public static func retry(
     attempts: Int, backoff: @escaping @Sendable (_ triesSoFar: Int) -> DispatchTimeInterval,
-    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true },
+    while shouldRetry: @escaping @Sendable (Failure) -> Bool = { _ in true }, file: StaticString = #fileID,
+    line: UInt = #line,
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _retry(attempts: attempts, waiting: { _wait(backoff($0)) }, while: shouldRetry, make)
+    _retry(attempts: attempts, waiting: { _wait(backoff($0)) }, while: shouldRetry, at: file, line, make)
   }
 }
 
@@ -416,10 +432,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// wait's end race to take the promise: the winner settles it, and the handler ends the wait, so its
   /// timer stops at once.
   @inlinable func _delay(
-    _ wait: @escaping @Sendable () -> ResultPromise<Void, Never>, ifCancelled: (@Sendable () -> Failure)?
+    _ wait: @escaping @Sendable () -> ResultPromise<Void, Never>, ifCancelled: (@Sendable () -> Failure)?,
+    at file: StaticString, _ line: UInt
   ) -> ResultPromise<Success, Failure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
-    let next = ResultPromise<Success, Failure>(_pending: record)
+    let next = ResultPromise<Success, Failure>(_pending: record)._made(at: file, line, from: self)
     let place = self._await { result in
       guard case .success = result else {
         next.fulfil(with: result)
@@ -443,11 +460,11 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// request reaches whichever runs.
   @inlinable static func _retry(
     attempts: Int, waiting wait: @escaping @Sendable (Int) -> ResultPromise<Void, Never>,
-    while shouldRetry: @escaping @Sendable (Failure) -> Bool,
+    while shouldRetry: @escaping @Sendable (Failure) -> Bool, at file: StaticString, _ line: UInt,
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
     let record = _Cancellation()
-    let next = ResultPromise<Success, Failure>(_pending: record)
+    let next = ResultPromise<Success, Failure>(_pending: record)._made(at: file, line)
     let total = Swift.max(1, attempts)
     @Sendable func attempt(_ number: Int) {
       let current = make()
@@ -473,10 +490,11 @@ nonisolated extension ResultPromise {
   /// The timeout of both views and both forms, for any `Success`: the first of the source's result and
   /// `wait`'s end to take the returned promise settles it. The value never reaches the timer.
   @inlinable func _timeout(
-    _ wait: ResultPromise<Void, Never>, failure: @escaping @Sendable () -> Failure
+    _ wait: ResultPromise<Void, Never>, failure: @escaping @Sendable () -> Failure,
+    at file: StaticString, _ line: UInt
   ) -> ResultPromise<Success, Failure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
-    let next = ResultPromise<Success, Failure>(_pending: record)
+    let next = ResultPromise<Success, Failure>(_pending: record)._made(at: file, line, from: self)
     // Held weakly: the timer must not keep a dropped source alive until the deadline.
     let source = _Registration(self, at: self._await { next.fulfil(with: $0) })
     // However `next` is decided — by the source, the timer or by hand — the timer stops, releasing `failure`,

@@ -112,9 +112,7 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   ///   - line: The line where the promise is made, for the report; leave the default.
   @inlinable public init(file: StaticString = #fileID, line: UInt = #line) {
     super.init(outcome: nil, phase: .pending, flags: .reportsBroken, extras: nil)
-    #if DEBUG
-      _origin = ("made at", file, line)
-    #endif
+    _made(at: file, line)
   }
 
   /// Creates a promise that is already settled with `result`.
@@ -126,9 +124,11 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// A failure that nothing hears is reported when the promise is released (see
   /// ``PromiseDiagnostics/unheardFailureHandler``).
   /// - Parameter result: The outcome every observer receives.
-  @inlinable public init(_ result: Result<Success, Failure>) {
+  @inlinable public init(_ result: Result<Success, Failure>, file: StaticString = #fileID, line: UInt = #line)
+  {
     super.init(outcome: result, phase: .settled, flags: [], extras: nil)
     if case .failure = result { _flags.insert(.failed) }  // as `_settle` records it
+    _made(at: file, line)
   }
 
   // A trailing closure must never be taken for the value: when `ResultPromise { done in … }` fails to
@@ -143,8 +143,11 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameters:
   ///   - value: The success value.
   ///   - noTrailingClosure: Leave it out: it only keeps a trailing closure from being read as `value`.
-  @inlinable public convenience init(value: Success, _ noTrailingClosure: (() -> Never)? = nil) {
-    self.init(.success(value))
+  @inlinable public convenience init(
+    value: Success, file: StaticString = #fileID, line: UInt = #line,
+    _ noTrailingClosure: (() -> Never)? = nil
+  ) {
+    self.init(.success(value), file: file, line: line)
   }
 
   /// Creates a promise that has already failed with `error`.
@@ -156,7 +159,9 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// Released without anything having heard the failure, it is reported, as an unhandled `Promise.reject`
   /// is (see ``PromiseDiagnostics/unheardFailureHandler``).
   /// - Parameter error: The failure.
-  @inlinable public convenience init(error: Failure) { self.init(.failure(error)) }
+  @inlinable public convenience init(error: Failure, file: StaticString = #fileID, line: UInt = #line) {
+    self.init(.failure(error), file: file, line: line)
+  }
 
   /// Creates a pending promise and hands its `fulfil` function to `start`, which wraps a
   /// completion-handler API. This is the form for a non-`Sendable` `Success`; for a `Sendable` one, the
@@ -248,9 +253,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameter transform: Called with the failure.
   /// - Returns: A promise with the same success value or the transformed failure.
   @inlinable public final func mapError<NewFailure>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: __owned @escaping @Sendable (Failure) -> NewFailure
   ) -> ResultPromise<Success, NewFailure> {
-    _chain(consume transform) { transform, result, next in next.fulfil(with: result.mapError(transform)) }
+    _chain(consume transform, at: file, line) { $2.fulfil(with: $1.mapError($0)) }
   }
 
   /// Handles a failure synchronously, maybe turning it into a success; a success passes on unchanged.
@@ -261,9 +267,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
   /// - Returns: A promise of the success value or the recovery's result.
   @inlinable public final func recover<NewFailure>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: __owned @escaping @Sendable (Failure) -> Result<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
-    _chain(consume transform) { transform, result, next in next.fulfil(with: result.flatMapError(transform)) }
+    _chain(consume transform, at: file, line) { $2.fulfil(with: $1.flatMapError($0)) }
   }
 
   // Without this overload, a closure that does not name its error type
@@ -279,9 +286,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
   /// - Returns: A promise of the success value or the recovery's result.
   @inlinable public final func recover(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: __owned @escaping @Sendable (Failure) -> Result<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _chain(consume transform) { transform, result, next in next.fulfil(with: result.flatMapError(transform)) }
+    _chain(consume transform, at: file, line) { $2.fulfil(with: $1.flatMapError($0)) }
   }
 
   /// Handles a failure with a step that returns another promise; a success passes on unchanged.
@@ -292,9 +300,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameter transform: Called with the failure; the promise it returns settles the result.
   /// - Returns: A promise of the success value or the outcome of the promise `transform` returns.
   @inlinable public final func recoverAsync<NewFailure>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: __owned @escaping @Sendable (Failure) -> ResultPromise<Success, NewFailure>
   ) -> ResultPromise<Success, NewFailure> {
-    _chain(_Make(consume transform), adopts: true) { $2._adopt($1, recovering: $0.call) }
+    _chain(_Make(consume transform), adopts: true, at: file, line) { $2._adopt($1, recovering: $0.call) }
   }
 
   // Without this overload, a closure that does not name its error type
@@ -307,15 +316,16 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameter transform: Called with the failure; the promise it returns settles the result.
   /// - Returns: A promise of the success value or the outcome of the promise `transform` returns.
   @inlinable public final func recoverAsync(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: __owned @escaping @Sendable (Failure) -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _chain(_Make(consume transform), adopts: true) { $2._adopt($1, recovering: $0.call) }
+    _chain(_Make(consume transform), adopts: true, at: file, line) { $2._adopt($1, recovering: $0.call) }
   }
 
   /// Creates a pending promise for an operator to settle, with `extras` if it needs any. It is not
   /// reported when dropped while pending (dropping a pending chain reports its root once).
-  @inlinable init(_pending extras: _Extras?, depth: UInt8 = 0) {
-    super.init(outcome: nil, phase: .pending, flags: [], extras: extras, depth: depth)
+  @inlinable init(_pending extras: _Extras?, depth: UInt8 = 0, flags: _Flags = []) {
+    super.init(outcome: nil, phase: .pending, flags: flags, extras: extras, depth: depth)
   }
 }
 
@@ -384,9 +394,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
   /// - Returns: A promise of the step's result.
   @inlinable public func then<NewSuccess>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: __owned @escaping @Sendable (Success) -> Result<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(consume transform) { transform, result, next in next.fulfil(with: result.flatMap(transform)) }
+    _chain(consume transform, at: file, line) { $2.fulfil(with: $1.flatMap($0)) }
   }
 
   /// Continues with a step that returns another promise, and adopts that promise's outcome.
@@ -397,9 +408,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameter transform: Called with the success value; the promise it returns settles the result.
   /// - Returns: A promise that settles like the one `transform` returns (or with this failure).
   @inlinable public func thenAsync<NewSuccess>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: __owned @escaping @Sendable (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(_Make(consume transform), adopts: true) { $2._adopt($1, then: $0.call) }
+    _chain(_Make(consume transform), adopts: true, at: file, line) { $2._adopt($1, then: $0.call) }
   }
 
   /// Transforms the success value; a failure passes on unchanged.
@@ -410,9 +422,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameter transform: Called with the success value.
   /// - Returns: A promise of the transformed value.
   @inlinable public func map<NewSuccess>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: __owned @escaping @Sendable (Success) -> NewSuccess
   ) -> ResultPromise<NewSuccess, Failure> {
-    _chain(consume transform) { transform, result, next in next.fulfil(with: result.map(transform)) }
+    _chain(consume transform, at: file, line) { $2.fulfil(with: $1.map($0)) }
   }
 
   // Disfavoured so that a non-throwing closure picks the plain `map` above. With only this overload,
@@ -429,11 +442,12 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
   /// - Returns: A promise of the transformed value or the thrown error.
   @inlinable @_disfavoredOverload public func map<NewSuccess>(
+    file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @Sendable (Success) throws(Failure) -> NewSuccess
   ) -> ResultPromise<NewSuccess, Failure> {
     // Wrapped in a `then` step: a typed-throws function type must not become a generic argument (such
     // as `_chain`'s `Transform`), which needs run-time support that only iOS 18 and macOS 15 have.
-    then { value in Result { () throws(Failure) in try transform(value) } }
+    then(file: file, line: line) { value in Result { () throws(Failure) in try transform(value) } }
   }
 }
 
@@ -632,10 +646,10 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
     @inlinable final func _withLock<T>(_ body: () -> T) -> T { _Lock.withLock(_word, body) }
   #endif
   #if DEBUG
-    /// Where a user-created promise was made, for the reports ("made at"); an operator-made one keeps where
-    /// its chain began. Debug builds only: release builds spend no memory on it. Set once, before the
-    /// promise is shared.
-    @usableFromInline final var _origin: (made: StaticString, file: StaticString, line: UInt)?
+    /// Where the promise was made (the initializer, operator, combinator or timer called), and where its chain
+    /// began (`nil`: here), for its reports; see `_made(at:_:from:)`. Debug builds only: release builds spend
+    /// no memory on it. Set once, before the promise is shared.
+    @usableFromInline final var _origin: (made: _Site, chain: _Site?)?
   #endif
 
   @inlinable init(outcome: Outcome, phase: _Phase, flags: _Flags, extras: _Extras?, depth: UInt8 = 0) {
@@ -646,13 +660,14 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
     // Only a pending promise still holds observers: a settled one has delivered them.
     guard _first != nil || _more != nil else {
       if _flags.intersection([.failed, .heard]) == .failed {
-        PromiseDiagnostics._report(self, unheard: true)
+        PromiseDiagnostics._report(self)
       }
       return
     }
     if _flags.contains(.reportsBroken) {
-      PromiseDiagnostics._report(
-        self, "was deallocated while pending; its \(_observerCount) will never be called.")
+      PromiseDiagnostics._report(self) {
+        "was deallocated while pending; its \(self._observerCount) will never be called."
+      }
     }
     _Trampoline.withCurrent { $0.bury((_first.take(), _more.take())) }
   }
@@ -678,6 +693,9 @@ public nonisolated class _PromiseStorage<Success, Failure: Error, Outcome> {
 @usableFromInline nonisolated enum _Phase: UInt8 {
   case pending, settled, firstRound, scheduled, running, claimed
 }
+
+/// A place in the source, for the reports of debug builds.
+@usableFromInline typealias _Site = (file: StaticString, line: UInt)
 
 /// What a promise's reports need to know, in one byte.
 @usableFromInline nonisolated struct _Flags: OptionSet {
@@ -795,8 +813,11 @@ nonisolated extension ResultPromise {
   /// operators take it `__owned` and pass it on with `consume`, so a closure literal is handed over from the
   /// caller. (Not `consuming`: with that, Swift 6.3 released a function reference passed to a pending
   /// promise's `then` twice in unoptimised builds; a test in the core's suite covers it.)
+  /// The step `apply(transform, result, next)`, made at `file`:`line`; its promise `startsHeard` where the
+  /// step itself hears the failure it passes on (`always`).
   @inlinable @inline(__always) final func _chain<Transform, NewSuccess, NewFailure>(
-    _ transform: __owned Transform, adopts: Bool = false,
+    _ transform: __owned Transform, adopts: Bool = false, startsHeard: Bool = false,
+    at file: StaticString, _ line: UInt,
     _ apply: @escaping _Step<Success, Failure, NewSuccess, NewFailure, Transform, Transform?>.Apply
   ) -> ResultPromise<NewSuccess, NewFailure> {
     // `made` is consumed into an `Unmanaged`, which exactly one of the two promises below takes: never copied,
@@ -809,13 +830,14 @@ nonisolated extension ResultPromise {
     guard
       let result = _register(
         {
-          step = _Step(slot.take(), apply, extras?.takeRetainedValue(), depth)
-          _bequeathOrigin(to: step.unsafelyUnwrapped)
+          step = _Step(slot.take(), apply, extras?.takeRetainedValue(), depth, startsHeard ? .heard : [])
+          step.unsafelyUnwrapped._made(at: file, line, from: self)
           return _Observer { [waiting = step.unsafelyUnwrapped] in waiting._run($0) }
         }, place: &place)
     else { return step.unsafelyUnwrapped }
-    let next = ResultPromise<NewSuccess, NewFailure>(_pending: extras?.takeRetainedValue(), depth: depth)
-    _bequeathOrigin(to: next)
+    let next = ResultPromise<NewSuccess, NewFailure>(
+      _pending: extras?.takeRetainedValue(), depth: depth, flags: startsHeard ? .heard : [])
+    next._made(at: file, line, from: self)
     // Not through `withCurrent`, generic over its result: in its closure, this one made the compiler box
     // `transform` (a reabstraction thunk, one allocation per `thenAsync` step). Nor on the trampoline taken
     // out of its `Unmanaged`, which would be retained and released.
@@ -932,7 +954,7 @@ nonisolated extension ResultPromise {
   @inlinable func _adopt(_ other: ResultPromise<Success, Failure>) {
     guard other !== self else {
       let problem = "was told to adopt itself (its own thenAsync or recoverAsync step returned it)"
-      return PromiseDiagnostics._report(self, "\(problem); it can never settle.")
+      return PromiseDiagnostics._report(self) { "\(problem); it can never settle." }
     }
     if other._extras != nil { _extras?.adopt(other._extras, at: other._depth, for: _depth) }
     guard let result = other._hear(if: other._phase == .settled) else {
@@ -953,11 +975,16 @@ nonisolated extension ResultPromise {
     }
   }
 
-  /// In debug builds, gives `next`, made by an operator from this promise, the origin of this one's chain.
-  @inlinable final func _bequeathOrigin<S, F>(to next: ResultPromise<S, F>) {
+  /// In debug builds, records for its reports that this promise was made at `file`:`line` from `input`, whose
+  /// chain it continues (without `input`, it begins a chain). Release builds store nothing, and the optimiser
+  /// drops the arguments of an inlined caller.
+  @inlinable @discardableResult final func _made<S, F>(
+    at file: StaticString, _ line: UInt, from input: ResultPromise<S, F>? = ResultPromise<Never, Never>?.none
+  ) -> Self {
     #if DEBUG
-      next._origin = _origin.map { ("made by an operator from the promise made at", $0.file, $0.line) }
+      _origin = ((file, line), input?._origin.map { $0.chain ?? $0.made })
     #endif
+    return self
   }
 }
 
@@ -979,7 +1006,7 @@ nonisolated extension ResultPromise {
       return reports && promise._phase == .pending ? promise._observerCount : nil
     }
     let problem = "is pending, but its fulfil function was released uncalled, so it can never settle"
-    if let waiting { PromiseDiagnostics._report(promise, "\(problem) (\(waiting) waiting).") }
+    if let waiting { PromiseDiagnostics._report(promise) { "\(problem) (\(waiting) waiting)." } }
   }
 }
 
@@ -999,9 +1026,11 @@ final nonisolated class _Step<Input, InputFailure: Error, Success, Failure: Erro
   @exclusivity(unchecked) @usableFromInline var _transform: Slot
   @usableFromInline let _apply: Apply
 
-  @inlinable init(_ transform: Slot, _ apply: @escaping Apply, _ extras: _Extras?, _ depth: UInt8) {
+  @inlinable init(
+    _ transform: Slot, _ apply: @escaping Apply, _ extras: _Extras?, _ depth: UInt8, _ flags: _Flags
+  ) {
     (_transform, _apply) = (transform, apply)
-    super.init(_pending: extras, depth: depth)
+    super.init(_pending: extras, depth: depth, flags: flags)
   }
 }
 
@@ -1076,6 +1105,8 @@ nonisolated extension _Step where Slot == Transform? {
   @exclusivity(unchecked) private var jobs = UnsafeMutablePointer<_Job>.allocate(capacity: 16)
   @exclusivity(unchecked) private var (capacity, head, count) = (16, 0, 0)
   @exclusivity(unchecked) private var (graveyard, isBurying): ([Any], Bool) = ([], false)
+  /// Whether this thread runs a report handler (`PromiseDiagnostics._report`).
+  @exclusivity(unchecked) fileprivate var isReporting = false
 
   /// Calls `body` with the calling thread's trampoline, made on first use and released when the thread
   /// exits. The thread's own reference keeps it alive, so it is not retained for the call.
@@ -1246,23 +1277,33 @@ nonisolated extension PromiseDiagnostics {
 
   fileprivate static let hook = Hook()
 
-  /// Reports `promise` — its type, where its chain began (debug builds), then `problem` — as broken, or its
-  /// failure as `unheard`. Builds nothing when no handler is set (the release-build default). Never inlined:
-  /// in the unspecialised `deinit`, the registers it needs would cost every promise's release a few
+  /// Reports `promise` — its type, where it was made and where its chain began (debug builds), then
+  /// `problem` — as broken, or, without a `problem`, its failure as unheard. The handler is looked at first:
+  /// with none set (the release-build default), nothing is built or looked up. A report made while this thread runs a handler
+  /// is dropped, so a handler that drops a failing promise of its own does not recurse. Never inlined: in
+  /// the unspecialised `deinit`, the registers it needs would cost every promise's release a few
   /// instructions.
   @usableFromInline @inline(never) static func _report<S, F, O>(
-    _ promise: _PromiseStorage<S, F, O>, _ problem: @autoclosure () -> String = "", unheard: Bool = false
+    _ promise: _PromiseStorage<S, F, O>, _ problem: (() -> String)? = nil
   ) {
-    var place = ""
-    #if DEBUG
-      place = promise._origin.map { " \($0.made) \($0.file):\($0.line)" } ?? ""
-    #endif
-    let message = { (problem: String) in "ResultPromise<\(S.self), \(F.self)>\(place) \(problem)" }
-    if !unheard {
-      brokenPromiseHandler?(message(problem()))
-    } else if case .failure(let error) = promise._outcome as? Result<S, F> {
-      unheardFailureHandler?(
-        error, message("failed with \(String(reflecting: error)), and nothing heard it."))
+    let (broken, heard) = _Lock(for: hook).withLock {
+      problem == nil ? (nil, hook.unheard) : (hook.handler, nil)
+    }
+    guard broken != nil || heard != nil else { return }
+    _Trampoline.withCurrent { trampoline in
+      guard !trampoline.isReporting else { return }
+      trampoline.isReporting = true
+      defer { trampoline.isReporting = false }
+      var name = "ResultPromise<\(S.self), \(F.self)>"
+      #if DEBUG  // where it was made, and where its chain began
+        if let (made, _) = promise._origin { name += " made at \(made.file):\(made.line)" }
+        if let chain = promise._origin?.chain { name += " (its chain began at \(chain.file):\(chain.line))" }
+      #endif
+      if let problem {
+        broken?("\(name) \(problem())")
+      } else if case .failure(let error) = promise._outcome as? Result<S, F> {
+        heard?(error, "\(name) failed with \(String(reflecting: error)), and nothing heard it.")
+      }
     }
   }
 }

@@ -380,7 +380,9 @@ struct UnheardFailureTests {
 
   // MARK: The report
 
-  @Test("the report names the type and the error, and, in a debug build, where the chain began")
+  @Test(
+    "the report names the type and the error, and, in a debug build, the call that made it and where its chain began"
+  )
   func message() {
     UnheardFailures.install()
     let line = #line + 1
@@ -389,8 +391,8 @@ struct UnheardFailureTests {
     source.fail(Dropped("message"))
     var place = ""
     #if DEBUG
-      place =
-        " made by an operator from the promise made at ResultPromiseTests/UnheardFailureTests.swift:\(line)"
+      let file = "ResultPromiseTests/UnheardFailureTests.swift"
+      place = " made at \(file):\(line + 1) (its chain began at \(file):\(line))"
     #endif
     #expect(
       UnheardFailures.messages("message") == [
