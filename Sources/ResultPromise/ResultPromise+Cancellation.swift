@@ -93,8 +93,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameters:
   ///   - start: Starts the work, registers its handlers with `onCancel`, and arranges for `fulfil` to be
   ///     called with its outcome.
-  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     _ start: (
       _ fulfil: @escaping @Sendable (Result<Success, Failure>) -> Void,
@@ -126,8 +126,8 @@ nonisolated extension ResultPromise {
   /// - Parameters:
   ///   - start: Starts the work, registers its handlers with `onCancel`, and arranges for `fulfil` to be
   ///     called with its outcome.
-  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     _ start: (
       _ fulfil: @escaping @Sendable (sending Result<Success, Failure>) -> Void,
@@ -212,6 +212,9 @@ nonisolated extension ResultPromise {
   /// if made on it directly. The returned promise cannot be cancelled, but a chain made from it still
   /// reaches the work its `thenAsync` steps adopt: `profile(id).thenAsync { avatar($0) }` stops the
   /// avatar request on a request, and leaves the shared profile load running.
+  /// - Parameters:
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise with this promise's outcome.
   public func ignoringCancel(file: StaticString = #fileID, line: UInt = #line) -> ResultPromise<
     Success, Failure
@@ -253,7 +256,10 @@ nonisolated extension ResultPromise {
   /// nothing until the shared work ends, and then its result. However the returned promise is decided —
   /// by a request, or fulfilled by hand — it takes back what it registered on this promise at once, so a
   /// long-lived shared promise keeps nothing of the callers who left it.
-  /// - Parameter failure: What the caller who left hears; evaluated only if a request decides.
+  /// - Parameters:
+  ///   - failure: What the caller who left hears; evaluated only if a request decides.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that settles like this one, or fails with `failure` on a request.
   @inlinable public func abandoningOnCancel(
     with failure: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,

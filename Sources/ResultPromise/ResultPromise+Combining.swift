@@ -58,7 +58,10 @@ nonisolated extension ResultPromise {
   /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
   /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
   /// ``abandoningOnCancel(with:)`` on the result.
-  /// - Parameter promises: The inputs.
+  /// - Parameters:
+  ///   - promises: The inputs.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of all values in input order, or of the first failure.
   @inlinable
   public static func all(
@@ -79,7 +82,10 @@ nonisolated extension ResultPromise {
   ///
   /// An empty collection succeeds at once with `[]`. It never lets an input go early; a request on the
   /// returned promise reaches every input. Like `Promise.allSettled` in JavaScript.
-  /// - Parameter promises: The inputs.
+  /// - Parameters:
+  ///   - promises: The inputs.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of every input's result, in input order.
   @inlinable
   public static func allSettled(
@@ -106,7 +112,10 @@ nonisolated extension ResultPromise {
   /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
   /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
   /// ``abandoningOnCancel(with:)`` on the result.
-  /// - Parameter promises: The inputs.
+  /// - Parameters:
+  ///   - promises: The inputs.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the first success, or of every failure in input order.
   @inlinable
   public static func any(
@@ -138,7 +147,10 @@ nonisolated extension ResultPromise {
   /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
   /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
   /// ``abandoningOnCancel(with:)`` on the result.
-  /// - Parameter promises: The inputs.
+  /// - Parameters:
+  ///   - promises: The inputs.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that settles like the first input to settle.
   @inlinable
   public static func race(
@@ -184,6 +196,8 @@ nonisolated extension ResultPromise {
   /// - Parameters:
   ///   - makers: Closures that each start one piece of work and return its promise.
   ///   - limit: The most promises pending at once.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of all values in the makers' order, or of the first failure.
   @inlinable
   public static func all<Makers: Sequence>(
@@ -208,6 +222,8 @@ nonisolated extension ResultPromise {
   /// - Parameters:
   ///   - makers: Closures that each start one piece of work and return its promise.
   ///   - limit: The most promises pending at once; below 1 counts as 1.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of every outcome, in the makers' order.
   @inlinable
   public static func allSettled<Makers: Sequence>(
@@ -231,6 +247,8 @@ nonisolated extension ResultPromise {
   /// - Parameters:
   ///   - makers: Closures that each start one piece of work and return its promise.
   ///   - limit: The most promises pending at once; below 1 counts as 1.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of all values in the makers' order, or of the first failure.
   @inlinable
   public static func all<Makers: Sequence>(
@@ -248,6 +266,8 @@ nonisolated extension ResultPromise {
   /// - Parameters:
   ///   - makers: Closures that each start one piece of work and return its promise.
   ///   - limit: The most promises pending at once; below 1 counts as 1.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of every outcome, in the makers' order.
   @inlinable
   public static func allSettled<Makers: Sequence>(
@@ -310,7 +330,10 @@ nonisolated extension ResultPromise where Success == Never {
   /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
   /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
   /// ``abandoningOnCancel(with:)`` on the result.
-  /// - Parameter promise: The inputs, all with the same `Failure`.
+  /// - Parameters:
+  ///   - promise: The inputs, all with the same `Failure`.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the tuple of values, or of the first failure.
   @inlinable
   public static func zip<each Value>(

@@ -34,8 +34,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - start: Starts the work and hands `completion` to it.
   ///   - mapError: Turns the handler's error into the promise's `Failure`; `nil` when the handler was called
   ///     with neither a value nor an error.
-  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     _ start: (_ completion: @escaping @Sendable (Success?, (any Error)?) -> Void) -> Void,
     mapError: @escaping @Sendable ((any Error)?) -> Failure,
@@ -63,8 +63,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - start: Starts the work, hands `completion` to it and registers its handlers with `onCancel`.
   ///   - mapError: Turns the handler's error into the promise's `Failure`; `nil` when the handler was called
   ///     with neither a value nor an error.
-  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     _ start: (
       _ completion: @escaping @Sendable (Success?, (any Error)?) -> Void,
@@ -90,8 +90,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameters:
   ///   - start: Starts the work and hands `completion` to it.
   ///   - mapError: Turns the handler's error into the promise's `Failure`.
-  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     _ start: (_ completion: @escaping @Sendable (Success, (any Error)?) -> Void) -> Void,
     mapError: @escaping @Sendable (any Error) -> Failure,
@@ -115,8 +115,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameters:
   ///   - start: Starts the work, hands `completion` to it and registers its handlers with `onCancel`.
   ///   - mapError: Turns the handler's error into the promise's `Failure`.
-  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     _ start: (
       _ completion: @escaping @Sendable (Success, (any Error)?) -> Void,
@@ -163,8 +163,8 @@ nonisolated extension ResultPromise where Success == Void {
   /// - Parameters:
   ///   - start: Starts the work and hands `completion` to it.
   ///   - mapError: Turns the handler's error into the promise's `Failure`.
-  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     _ start: (_ completion: @escaping @Sendable ((any Error)?) -> Void) -> Void,
     mapError: @escaping @Sendable (any Error) -> Failure,
@@ -188,8 +188,8 @@ nonisolated extension ResultPromise where Success == Void {
   /// - Parameters:
   ///   - start: Starts the work, hands `completion` to it and registers its handlers with `onCancel`.
   ///   - mapError: Turns the handler's error into the promise's `Failure`.
-  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     _ start: (
       _ completion: @escaping @Sendable ((any Error)?) -> Void,

@@ -70,6 +70,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameters:
   ///   - priority: The task's priority; `nil` for the default.
   ///   - operation: The async work; its value or thrown error settles the promise.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable
   public convenience init(
     priority: TaskPriority? = nil, file: StaticString = #fileID, line: UInt = #line,

@@ -131,7 +131,10 @@ nonisolated extension MainActorPromise {
   ///
   /// Callable from any isolation. Copied without `ResultPromise+Cancellation.swift`, nothing can be
   /// cancelled, and this returns a view of the same promise.
-  /// - Parameter failure: What the caller who left hears; evaluated only if a request decides.
+  /// - Parameters:
+  ///   - failure: What the caller who left hears; evaluated only if a request decides.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view that settles like this one, or fails with `failure` on a request.
   public func abandoningOnCancel(
     with failure: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
@@ -211,7 +214,10 @@ extension MainActorPromise {
   ///
   /// As on ``ResultPromise``, the returned promise is a dependent of this one for cancellation, whether
   /// or not anyone keeps it; ``await(_:)``, ``onSuccess(_:)`` and ``onFailure(_:)`` are not.
-  /// - Parameter body: Called with the result, exactly once.
+  /// - Parameters:
+  ///   - body: Called with the result, exactly once.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise that settles like this one, after `body` has run.
   @inlinable @discardableResult public func always(
     file: StaticString = #fileID, line: UInt = #line,
@@ -233,7 +239,10 @@ extension MainActorPromise {
   /// ```
   ///
   /// A request reaches this promise while it is pending, and never the cleanup, which runs to its end.
-  /// - Parameter cleanup: Called with the result, exactly once; the promise it returns is waited for.
+  /// - Parameters:
+  ///   - cleanup: Called with the result, exactly once; the promise it returns is waited for.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise that settles like this one, after the cleanup has.
   @inlinable @discardableResult public func alwaysAsync(
     file: StaticString = #fileID, line: UInt = #line,
@@ -252,7 +261,10 @@ extension MainActorPromise {
   /// ```swift
   /// bootstrap().onMainActor.then { _ in context.fetchBand(id) }   // Result<Band, StoreError>
   /// ```
-  /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
+  /// - Parameters:
+  ///   - transform: Called with the success value; its `Result` settles the returned promise.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of the step's result.
   @inlinable public func then<NewSuccess>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -269,7 +281,10 @@ extension MainActorPromise {
   ///     return api.update(band)   // ResultPromise<Band, StoreError>
   /// }
   /// ```
-  /// - Parameter transform: Called with the success value; the promise it returns settles the result.
+  /// - Parameters:
+  ///   - transform: Called with the success value; the promise it returns settles the result.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise that settles like the one `transform` returns (or with this failure).
   @inlinable public func thenAsync<NewSuccess>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -286,7 +301,10 @@ extension MainActorPromise {
   ///     api.update(band.snapshot).onMainActor.map { saved in band.apply(saved) }   // no `.promise`
   /// }
   /// ```
-  /// - Parameter transform: Called with the success value; the view it returns settles the result.
+  /// - Parameters:
+  ///   - transform: Called with the success value; the view it returns settles the result.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise that settles like the one `transform` returns (or with this failure).
   @inlinable public func thenAsync<NewSuccess>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -300,7 +318,10 @@ extension MainActorPromise {
   /// ```swift
   /// store.band(id).onMainActor.map { band in band.name }
   /// ```
-  /// - Parameter transform: Called with the success value.
+  /// - Parameters:
+  ///   - transform: Called with the success value.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of the transformed value.
   @inlinable public func map<NewSuccess>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -319,7 +340,10 @@ extension MainActorPromise {
   ///     return url
   /// }
   /// ```
-  /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
+  /// - Parameters:
+  ///   - transform: Called with the success value; a thrown error fails the returned promise.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of the transformed value or the thrown error.
   @inlinable @_disfavoredOverload public func map<NewSuccess>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -339,6 +363,8 @@ extension MainActorPromise {
   /// - Parameters:
   ///   - failure: The error to fail with when the check says no; evaluated only then, on the main actor.
   ///   - isValid: Called with the success value.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of this value, or of `failure`.
   @inlinable public func validate(
     else failure: @autoclosure @escaping @MainActor () -> Failure, file: StaticString = #fileID,
@@ -360,6 +386,8 @@ extension MainActorPromise {
   ///   - failure: The error to fail with when `transform` returns `nil`; evaluated only then, on the main
   ///     actor.
   ///   - transform: Called with the success value.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of the transformed value, or of `failure`.
   @inlinable public func compactMap<NewSuccess>(
     else failure: @autoclosure @escaping @MainActor () -> Failure, file: StaticString = #fileID,
@@ -377,7 +405,10 @@ extension MainActorPromise {
   ///     .setFailureType(to: LoadError.self)
   ///     .thenAsync { image in uploader.upload(image) }
   /// ```
-  /// - Parameter failureType: The failure type of the returned view.
+  /// - Parameters:
+  ///   - failureType: The failure type of the returned view.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise with this promise's value and the failure type `NewFailure`.
   @inlinable public func setFailureType<NewFailure>(
     to failureType: NewFailure.Type, file: StaticString = #fileID, line: UInt = #line
@@ -391,7 +422,10 @@ extension MainActorPromise {
   /// ```swift
   /// store.band(id).onMainActor.mapError { _ in AppError.offline }
   /// ```
-  /// - Parameter transform: Called with the failure.
+  /// - Parameters:
+  ///   - transform: Called with the failure.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise with the same success value or the transformed failure.
   @inlinable public func mapError<NewFailure>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -407,7 +441,10 @@ extension MainActorPromise {
   /// ```swift
   /// remote.band(id).onMainActor.recover { _ in context.cachedBand(id) }   // Result<Band, AppError>
   /// ```
-  /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
+  /// - Parameters:
+  ///   - transform: Called with the failure; its `Result` settles the returned promise.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of the success value or the recovery's result.
   @inlinable public func recover<NewFailure>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -424,7 +461,10 @@ extension MainActorPromise {
   ///     return .success(Band.placeholder(in: context))
   /// }
   /// ```
-  /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
+  /// - Parameters:
+  ///   - transform: Called with the failure; its `Result` settles the returned promise.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of the success value or the recovery's result.
   @inlinable public func recover(
     file: StaticString = #fileID, line: UInt = #line,
@@ -438,7 +478,10 @@ extension MainActorPromise {
   /// ```swift
   /// context.band(id).onMainActor.recoverAsync { _ in remote.band(id) }
   /// ```
-  /// - Parameter transform: Called with the failure; the promise it returns settles the result.
+  /// - Parameters:
+  ///   - transform: Called with the failure; the promise it returns settles the result.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of the success value or the outcome of the promise `transform`
   ///   returns.
   @inlinable public func recoverAsync<NewFailure>(
@@ -457,7 +500,10 @@ extension MainActorPromise {
   ///     return ResultPromise(value: Band.placeholder(in: context))
   /// }
   /// ```
-  /// - Parameter transform: Called with the failure; the promise it returns settles the result.
+  /// - Parameters:
+  ///   - transform: Called with the failure; the promise it returns settles the result.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of the success value or the outcome of the promise `transform`
   ///   returns.
   @inlinable public func recoverAsync(
@@ -472,7 +518,10 @@ extension MainActorPromise {
   /// ```swift
   /// context.band(id).onMainActor.recoverAsync { _ in remote.band(id).onMainActor.map { $0.cached() } }
   /// ```
-  /// - Parameter transform: Called with the failure; the view it returns settles the result.
+  /// - Parameters:
+  ///   - transform: Called with the failure; the view it returns settles the result.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of the success value or the outcome of the view `transform` returns.
   @inlinable public func recoverAsync<NewFailure>(
     file: StaticString = #fileID, line: UInt = #line,

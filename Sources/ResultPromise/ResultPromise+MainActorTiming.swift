@@ -32,6 +32,8 @@ nonisolated extension MainActorPromise {
   ///     never.
   ///   - failure: The error to fail with on timeout; evaluated only if the timeout wins.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of this promise's result, or of `failure` after `duration`.
   @MainActor @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   public func timeout<C: Clock<Duration>>(
@@ -55,6 +57,8 @@ nonisolated extension MainActorPromise {
   /// - Parameters:
   ///   - interval: How long to wait for this promise.
   ///   - failure: The error to fail with on timeout; evaluated only if the timeout wins.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A view of a promise of this promise's result, or of `failure` after `interval`.
   @MainActor @_disfavoredOverload
   public func timeout(

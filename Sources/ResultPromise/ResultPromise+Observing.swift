@@ -69,7 +69,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// dropped keeps a shared, cancellable promise wanted until that promise settles, so the other callers'
   /// requests do not stop it. To watch a shared promise without wanting it, use ``await(_:)``,
   /// ``onSuccess(_:)`` or ``onFailure(_:)``, which are never dependents.
-  /// - Parameter body: Called with the result, exactly once.
+  /// - Parameters:
+  ///   - body: Called with the result, exactly once.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that settles like this one, after `body` has run.
   @inlinable @discardableResult
   public func always(
@@ -103,7 +106,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// session after a cancelled upload must not be asked to stop). A caller who will not wait for the
   /// cleanup leaves with `abandoningOnCancel(with:)`. Like ``always(_:)``, the returned promise is a
   /// dependent of this one.
-  /// - Parameter cleanup: Called with the result, exactly once; the promise it returns is waited for.
+  /// - Parameters:
+  ///   - cleanup: Called with the result, exactly once; the promise it returns is waited for.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that settles like this one, after the cleanup has.
   @inlinable @discardableResult
   public func alwaysAsync(
@@ -130,6 +136,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameters:
   ///   - failure: The error to fail with when the check says no; evaluated only then.
   ///   - isValid: Called with the success value.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of this value, or of `failure`.
   @inlinable public func validate(
     else failure: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
@@ -152,6 +160,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameters:
   ///   - failure: The error to fail with when `transform` returns `nil`; evaluated only then.
   ///   - transform: Called with the success value.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the transformed value, or of `failure`.
   @inlinable public func compactMap<NewSuccess>(
     else failure: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
@@ -173,7 +183,10 @@ nonisolated extension ResultPromise {
   ///
   /// `body` runs at once, on the calling thread. A start that throws, as khanlou's `kickoff` and
   /// PromiseKit's `firstly` (for synchronous work).
-  /// - Parameter body: Returns the success value or throws the failure.
+  /// - Parameters:
+  ///   - body: Returns the success value or throws the failure.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     file: StaticString = #fileID, line: UInt = #line, catching body: () throws(Failure) -> Success
   ) {
@@ -221,7 +234,10 @@ nonisolated extension ResultPromise where Failure == Never {
   ///
   /// As Combine's `setFailureType(to:)`. One step, as `mapError` makes; a request (see `cancel()`, in
   /// `ResultPromise+Cancellation.swift`) passes through it.
-  /// - Parameter failureType: The failure type of the returned promise.
+  /// - Parameters:
+  ///   - failureType: The failure type of the returned promise.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise with this promise's value and the failure type `NewFailure`.
   @inlinable public func setFailureType<NewFailure>(
     to failureType: NewFailure.Type, file: StaticString = #fileID, line: UInt = #line

@@ -23,7 +23,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// `retry` move work to a queue.
   ///
   /// A request to cancel the returned promise reaches this one (see `cancel()`).
-  /// - Parameter queue: Where observers of the returned promise run.
+  /// - Parameters:
+  ///   - queue: Where observers of the returned promise run.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise with this promise's result whose observers run on `queue`.
   @inlinable
   public func receive(

@@ -62,6 +62,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - duration: How long to hold a success back. Zero or less still passes through that task; more
   ///     than 2^40 seconds (about 35,000 years) holds it back for ever.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that settles like this one, a success `duration` later.
   @inlinable
   public func delay<C: Clock<Duration>>(
@@ -92,6 +94,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///     back until a request.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
   ///   - ifCancelled: The failure to report when a request ends the wait; evaluated only then.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that settles like this one, a success `duration` later, or with `ifCancelled`.
   @inlinable
   public func delay<C: Clock<Duration>>(
@@ -115,6 +119,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - duration: How long to wait; more than 2^40 seconds (about 35,000 years) means never.
   ///   - value: The success value.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that succeeds with `value` once `duration` has passed.
   @inlinable
   public static func after<C: Clock<Duration>>(
@@ -142,6 +148,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - value: The success value.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
   ///   - ifCancelled: The failure to report when a request ends the wait; evaluated only then.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that succeeds with `value` once `duration` has passed, or fails with
   ///   `ifCancelled`.
   @inlinable
@@ -179,6 +187,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///     never.
   ///   - failure: The error to fail with on timeout; evaluated only if the timeout wins.
   ///   - clock: The clock to measure `duration` on; `ContinuousClock()` unless a test gives its own.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of this promise's result, or of `failure` after `duration`.
   @inlinable
   public func timeout<C: Clock<Duration>>(
@@ -212,6 +222,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - clock: The clock to measure `delay` on; `ContinuousClock()` unless a test gives its own.
   ///   - shouldRetry: Whether a failure is worth another try. Defaults to always.
   ///   - make: Starts one attempt.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the first success or the last failure.
   @inlinable
   public static func retry<C: Clock<Duration>>(
@@ -248,6 +260,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - clock: The clock to measure the waits on; `ContinuousClock()` unless a test gives its own.
   ///   - shouldRetry: Whether a failure is worth another try. Defaults to always.
   ///   - make: Starts one attempt.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the first success or the last failure.
   @inlinable
   public static func retry<C: Clock<Duration>>(
@@ -275,7 +289,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// As ``delay(_:clock:)``, measured by `DispatchTime` from the moment this promise succeeded, and
   /// delivered from a global Dispatch queue. `.never` holds a success back for ever. Where the `Duration`
   /// form is available, a call that both could take (`.milliseconds(300)`) is that form.
-  /// - Parameter interval: How long to hold a success back.
+  /// - Parameters:
+  ///   - interval: How long to hold a success back.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that settles like this one, a success `interval` later.
   @inlinable @_disfavoredOverload
   public func delay(
@@ -298,6 +315,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameters:
   ///   - interval: How long to hold a success back; `.never` holds it back until a request.
   ///   - ifCancelled: The failure to report when a request ends the wait; evaluated only then.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that settles like this one, a success `interval` later, or with `ifCancelled`.
   @inlinable @_disfavoredOverload
   public func delay(
@@ -318,6 +337,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameters:
   ///   - interval: How long to wait; `.never` means never.
   ///   - value: The success value.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that succeeds with `value` once `interval` has passed.
   @inlinable @_disfavoredOverload
   public static func after(
@@ -338,6 +359,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - interval: How long to wait; `.never` means until a request.
   ///   - value: The success value.
   ///   - ifCancelled: The failure to report when a request ends the wait; evaluated only then.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that succeeds with `value` once `interval` has passed, or fails with
   ///   `ifCancelled`.
   @inlinable @_disfavoredOverload
@@ -361,6 +384,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Parameters:
   ///   - interval: How long to wait for this promise.
   ///   - failure: The error to fail with on timeout; evaluated only if the timeout wins.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of this promise's result, or of `failure` after `interval`.
   @inlinable @_disfavoredOverload
   public func timeout(
@@ -384,6 +409,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - delay: The wait between a failure and the next try.
   ///   - shouldRetry: Whether a failure is worth another try. Defaults to always.
   ///   - make: Starts one attempt.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the first success or the last failure.
   @inlinable @_disfavoredOverload
   public static func retry(
@@ -411,6 +438,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///   - backoff: The wait before the next try, given the number of tries so far (1 or more).
   ///   - shouldRetry: Whether a failure is worth another try. Defaults to always.
   ///   - make: Starts one attempt.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the first success or the last failure.
   @inlinable @_disfavoredOverload
   public static func retry(

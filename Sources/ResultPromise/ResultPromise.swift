@@ -108,8 +108,8 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// through ``PromiseDiagnostics/brokenPromiseHandler``; in debug builds the report names the file and
   /// line of this call.
   /// - Parameters:
-  ///   - file: Where the promise is made, for the report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public init(file: StaticString = #fileID, line: UInt = #line) {
     super.init(outcome: nil, phase: .pending, flags: .reportsBroken, extras: nil)
     _made(at: file, line)
@@ -123,7 +123,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   ///
   /// A failure that nothing hears is reported when the promise is released (see
   /// ``PromiseDiagnostics/unheardFailureHandler``).
-  /// - Parameter result: The outcome every observer receives.
+  /// - Parameters:
+  ///   - result: The outcome every observer receives.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public init(_ result: Result<Success, Failure>, file: StaticString = #fileID, line: UInt = #line)
   {
     super.init(outcome: result, phase: .settled, flags: [], extras: nil)
@@ -143,6 +146,8 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// - Parameters:
   ///   - value: The success value.
   ///   - noTrailingClosure: Leave it out: it only keeps a trailing closure from being read as `value`.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     value: Success, file: StaticString = #fileID, line: UInt = #line,
     _ noTrailingClosure: (() -> Never)? = nil
@@ -158,7 +163,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   ///
   /// Released without anything having heard the failure, it is reported, as an unhandled `Promise.reject`
   /// is (see ``PromiseDiagnostics/unheardFailureHandler``).
-  /// - Parameter error: The failure.
+  /// - Parameters:
+  ///   - error: The failure.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(error: Failure, file: StaticString = #fileID, line: UInt = #line) {
     self.init(.failure(error), file: file, line: line)
   }
@@ -181,8 +189,8 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// reported.
   /// - Parameters:
   ///   - start: Starts the work and arranges for `fulfil` to be called with its outcome.
-  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     _ start: (_ fulfil: @escaping @Sendable (sending Result<Success, Failure>) -> Void) -> Void,
     file: StaticString = #fileID, line: UInt = #line
@@ -250,7 +258,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// ```swift
   /// let user = db.load(id).mapError { _ in AppError.offline }
   /// ```
-  /// - Parameter transform: Called with the failure.
+  /// - Parameters:
+  ///   - transform: Called with the failure.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise with the same success value or the transformed failure.
   @inlinable public final func mapError<NewFailure>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -264,7 +275,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// ```swift
   /// let user = remote.load(id).recover { _ in cache.lookup(id) }   // (Error) -> Result<User, AppError>
   /// ```
-  /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
+  /// - Parameters:
+  ///   - transform: Called with the failure; its `Result` settles the returned promise.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the success value or the recovery's result.
   @inlinable public final func recover<NewFailure>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -283,7 +297,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   ///     return .success(.guest)   // the error type stays the same as `remote.load`'s
   /// }
   /// ```
-  /// - Parameter transform: Called with the failure; its `Result` settles the returned promise.
+  /// - Parameters:
+  ///   - transform: Called with the failure; its `Result` settles the returned promise.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the success value or the recovery's result.
   @inlinable public final func recover(
     file: StaticString = #fileID, line: UInt = #line,
@@ -297,7 +314,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// ```swift
   /// let user = cache.load(id).recoverAsync { _ in remote.load(id) }
   /// ```
-  /// - Parameter transform: Called with the failure; the promise it returns settles the result.
+  /// - Parameters:
+  ///   - transform: Called with the failure; the promise it returns settles the result.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the success value or the outcome of the promise `transform` returns.
   @inlinable public final func recoverAsync<NewFailure>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -313,7 +333,10 @@ public nonisolated class ResultPromise<Success, Failure: Error>:
   /// ```swift
   /// let user = remote.load(id).recoverAsync { _ in ResultPromise(value: .guest) }
   /// ```
-  /// - Parameter transform: Called with the failure; the promise it returns settles the result.
+  /// - Parameters:
+  ///   - transform: Called with the failure; the promise it returns settles the result.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the success value or the outcome of the promise `transform` returns.
   @inlinable public final func recoverAsync(
     file: StaticString = #fileID, line: UInt = #line,
@@ -349,8 +372,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// promise can never settle.
   /// - Parameters:
   ///   - start: Starts the work and arranges for `fulfil` to be called with its outcome.
-  ///   - file: Where the promise is made, for the broken-promise report; leave the default.
-  ///   - line: The line where the promise is made, for the report; leave the default.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   @inlinable public convenience init(
     _ start: (_ fulfil: @escaping @Sendable (Result<Success, Failure>) -> Void) -> Void,
     file: StaticString = #fileID, line: UInt = #line
@@ -391,7 +414,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// ```swift
   /// let parsed: ResultPromise<User, AppError> = download(url).then { data in parse(data) }
   /// ```
-  /// - Parameter transform: Called with the success value; its `Result` settles the returned promise.
+  /// - Parameters:
+  ///   - transform: Called with the success value; its `Result` settles the returned promise.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the step's result.
   @inlinable public func then<NewSuccess>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -405,7 +431,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// ```swift
   /// let saved = load(id).thenAsync { user in upload(user) }   // upload returns a ResultPromise
   /// ```
-  /// - Parameter transform: Called with the success value; the promise it returns settles the result.
+  /// - Parameters:
+  ///   - transform: Called with the success value; the promise it returns settles the result.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise that settles like the one `transform` returns (or with this failure).
   @inlinable public func thenAsync<NewSuccess>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -419,7 +448,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// ```swift
   /// let count = load().map { items in items.count }
   /// ```
-  /// - Parameter transform: Called with the success value.
+  /// - Parameters:
+  ///   - transform: Called with the success value.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the transformed value.
   @inlinable public func map<NewSuccess>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -439,7 +471,10 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///     return port
   /// }
   /// ```
-  /// - Parameter transform: Called with the success value; a thrown error fails the returned promise.
+  /// - Parameters:
+  ///   - transform: Called with the success value; a thrown error fails the returned promise.
+  ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
+  ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise of the transformed value or the thrown error.
   @inlinable @_disfavoredOverload public func map<NewSuccess>(
     file: StaticString = #fileID, line: UInt = #line,
@@ -486,7 +521,10 @@ nonisolated extension ResultPromise where Success: Sendable {
 /// ```
 public nonisolated enum PromiseDiagnostics {
   /// Called with a one-line description when a user-created promise is deallocated while pending with
-  /// observers waiting; `nil` reports nothing. Runs on the thread that releases the promise; keep it short.
+  /// observers waiting, or its `fulfil` function is released uncalled; `nil` reports nothing. Runs on the
+  /// thread that releases the promise; keep it short. In debug builds the description names the call that
+  /// made the promise (`made at App/Loader.swift:42`). A report made on that thread while a handler runs there
+  /// is dropped, not nested.
   ///
   /// The default is ``writeToStandardError`` in debug builds and `nil` in release builds, where no
   /// report is even built. Safe to read and set from any thread.
@@ -514,11 +552,12 @@ public nonisolated enum PromiseDiagnostics {
   /// return starts out heard (ending a chain with `.always { … }` is normal), and a promise asked to
   /// `cancel()` while pending is exempt: its failure answers the request.
   ///
-  /// The default, in debug builds, writes one line with ``writeToStandardError``, naming the type, the error
-  /// and where the chain began:
+  /// The default, in debug builds, writes one line with ``writeToStandardError``, naming the type, the call
+  /// that made the promise (every initializer, operator, combinator and timer takes `file:` and `line:`), where
+  /// its chain began if elsewhere, and the error:
   ///
   /// ```
-  /// warning: ResultPromise<User, APIError> made by an operator from the promise made at App/Loader.swift:36 failed with APIError.offline, and nothing heard it.
+  /// warning: ResultPromise<User, APIError> made at App/Loader.swift:38 (its chain began at App/Loader.swift:36) failed with APIError.offline, and nothing heard it.
   /// ```
   ///
   /// In release builds the default is `nil`, and no report is built. An app may send the reports to its
@@ -531,7 +570,9 @@ public nonisolated enum PromiseDiagnostics {
   /// ```
   ///
   /// The handler runs on the thread that releases the promise, inside its deinitialiser, perhaps while a
-  /// chain is settling: it must not block and must not touch promises. The report is exact for promises
+  /// chain is settling: it must not block. A report made on that thread while a handler runs there is
+  /// dropped, not nested, so a handler that sends the report through the app's own promises (which may fail
+  /// and be dropped in turn) does not recurse. With no handler set, a report costs a lock and a check. The report is exact for promises
   /// that are released: one kept alive for good (by a cache, a retain cycle, or still alive at `exit()`)
   /// is never reported. Safe to read and set from any thread.
   public static var unheardFailureHandler: (@Sendable (_ failure: any Error, _ message: String) -> Void)? {
@@ -1295,9 +1336,12 @@ nonisolated extension PromiseDiagnostics {
       trampoline.isReporting = true
       defer { trampoline.isReporting = false }
       var name = "ResultPromise<\(S.self), \(F.self)>"
-      #if DEBUG  // where it was made, and where its chain began
-        if let (made, _) = promise._origin { name += " made at \(made.file):\(made.line)" }
-        if let chain = promise._origin?.chain { name += " (its chain began at \(chain.file):\(chain.line))" }
+      #if DEBUG  // where it was made, and where its chain began if elsewhere
+        if let (made, chain) = promise._origin {
+          let here = "\(made.file):\(made.line)"
+          let began = chain.map { "\($0.file):\($0.line)" } ?? here
+          name += " made at \(here)" + (began == here ? "" : " (its chain began at \(began))")
+        }
       #endif
       if let problem {
         broken?("\(name) \(problem())")
