@@ -4,7 +4,8 @@
 // order the inputs settle in. Inputs that settle inside each other's observers are delivered through
 // the per-thread queue like any other observer, so a million inputs settle in constant stack depth.
 // `all(_:concurrently:)` and `allSettled(_:concurrently:)` take makers instead, and call them a few at a
-// time (`_Pump`).
+// time. Every combinator but `zip` (whose inputs differ in type) runs on one engine, `_Pump`: it pulls its
+// inputs — all at once, or from the makers as places free — and decides on each outcome or on all of them.
 //
 // A combinator's result is a dependent of every input (see `cancel()`): cancelling it reaches them all,
 // and once it has settled it lets go of those still pending — `race` its losers, `any` the rest after the
