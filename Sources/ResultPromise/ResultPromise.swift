@@ -1160,8 +1160,9 @@ nonisolated extension _Step where Slot == Transform? {
     pthread_getspecific(key).map { .fromOpaque($0) } ?? makeCurrent()
   }
 
-  /// Makes the calling thread's trampoline, on its first use.
-  @usableFromInline static func makeCurrent() -> Unmanaged<_Trampoline> {
+  /// Makes the calling thread's trampoline, on its first use. Never inlined: it runs once a thread, and
+  /// inlined into the unspecialised `deinit` it made every release save two more registers.
+  @usableFromInline @inline(never) static func makeCurrent() -> Unmanaged<_Trampoline> {
     let trampoline = Unmanaged.passRetained(_Trampoline())
     pthread_setspecific(key, trampoline.toOpaque())
     return trampoline
