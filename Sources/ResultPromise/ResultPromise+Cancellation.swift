@@ -152,7 +152,7 @@ nonisolated extension ResultPromise {
   ///
   /// The request travels from this promise to the work that runs now: a step's input, the promise a
   /// `thenAsync` or `recoverAsync` step adopts (also one it adopts later), a combinator's inputs, a timer,
-  /// the `Task` of ``init(priority:operation:)``, and the handlers registered with `onCancel`. On the way
+  /// the `Task` of ``init(priority:file:line:operation:)``, and the handlers registered with `onCancel`. On the way
   /// it stops at any promise that something else still wants: a promise that another chain was made from,
   /// or that a task is awaiting, stops only once every such dependent has let it go (by being cancelled,
   /// by settling, or by its task being cancelled). `cancel()` on a promise itself cancels it whatever its
@@ -485,7 +485,7 @@ nonisolated extension _Extras {
     promise.cancel()
   }
 
-  /// `promise.abandoningOnCancel(with: failure())`; see ``ResultPromise/abandoningOnCancel(with:)``.
+  /// `promise.abandoningOnCancel(with: failure())`; see ``ResultPromise/abandoningOnCancel(with:file:line:)``.
   static func abandoning<Success, Failure>(
     _ promise: ResultPromise<Success, Failure>, with failure: @escaping @Sendable () -> Failure,
     at file: StaticString, _ line: UInt

@@ -15,7 +15,7 @@
 //
 // This file needs the core file and `ResultPromise+Cancellation.swift` beside it.
 
-/// The failure of ``ResultPromise/any(_:)`` when every input fails: all their errors, in input order.
+/// The failure of ``ResultPromise/any(_:file:line:)`` when every input fails: all their errors, in input order.
 ///
 /// ```swift
 /// ResultPromise.any([primary.load(id), mirror.load(id)]).onFailure { aggregate in
@@ -58,7 +58,7 @@ nonisolated extension ResultPromise {
   ///
   /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
   /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
-  /// ``abandoningOnCancel(with:)`` on the result.
+  /// ``abandoningOnCancel(with:file:line:)`` on the result.
   /// - Parameters:
   ///   - promises: The inputs.
   ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
@@ -112,7 +112,7 @@ nonisolated extension ResultPromise {
   ///
   /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
   /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
-  /// ``abandoningOnCancel(with:)`` on the result.
+  /// ``abandoningOnCancel(with:file:line:)`` on the result.
   /// - Parameters:
   ///   - promises: The inputs.
   ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
@@ -147,7 +147,7 @@ nonisolated extension ResultPromise {
   ///
   /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
   /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
-  /// ``abandoningOnCancel(with:)`` on the result.
+  /// ``abandoningOnCancel(with:file:line:)`` on the result.
   /// - Parameters:
   ///   - promises: The inputs.
   ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
@@ -320,7 +320,7 @@ nonisolated extension ResultPromise where Success == Never {
   ///
   /// A request on the returned promise passes on to the inputs and, as any request, decides nothing: until
   /// it is decided, its registrations stay on the inputs. A caller who must leave at once uses
-  /// ``abandoningOnCancel(with:)`` on the result.
+  /// ``abandoningOnCancel(with:file:line:)`` on the result.
   /// - Parameters:
   ///   - promise: The inputs, all with the same `Failure`.
   ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.

@@ -42,7 +42,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// **Cancellation:** as for ``value-2qr5k``: a cancelled awaiting task lets the promise go, so the work behind
   /// a promise nothing else wants is asked to stop; the wait ends when the promise settles, with the
   /// outcome the work reports. To stop waiting at once, use ``resultAbandoningOnCancel()``; to bound the
-  /// wait, ``timeout(_:failure:clock:)``. Any number of tasks may await one promise; each resumes exactly
+  /// wait, ``timeout(_:failure:clock:file:line:)``. Any number of tasks may await one promise; each resumes exactly
   /// once.
   @inlinable public var result: Result<Success, Failure> {
     get async {

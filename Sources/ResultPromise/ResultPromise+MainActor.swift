@@ -113,7 +113,7 @@ nonisolated extension MainActorPromise {
 
   /// A view for a caller who may leave: it settles like this one, or — when a request reaches it first —
   /// fails at once with `failure`, and lets the underlying promise go. As
-  /// ``ResultPromise/abandoningOnCancel(with:)``; the view's steps then run on the main actor.
+  /// ``ResultPromise/abandoningOnCancel(with:file:line:)``; the view's steps then run on the main actor.
   ///
   /// ```swift
   /// @MainActor final class AvatarModel {
@@ -230,7 +230,7 @@ extension MainActorPromise {
   }
 
   /// Runs `cleanup` on the main actor on either outcome, waits for the promise it returns, then passes the
-  /// same result on. As ``ResultPromise/alwaysAsync(_:)``.
+  /// same result on. As ``ResultPromise/alwaysAsync(file:line:_:)``.
   ///
   /// ```swift
   /// editor.save(draft).onMainActor
@@ -353,7 +353,7 @@ extension MainActorPromise {
   }
 
   /// Passes the value on if `isValid` says yes on the main actor; otherwise fails with `failure`. As
-  /// ``ResultPromise/validate(else:_:)``.
+  /// ``ResultPromise/validate(else:file:line:_:)``.
   ///
   /// ```swift
   /// store.band(id).onMainActor
@@ -375,7 +375,7 @@ extension MainActorPromise {
   }
 
   /// Transforms the value on the main actor; a `nil` fails with `failure`. As
-  /// ``ResultPromise/compactMap(else:_:)``.
+  /// ``ResultPromise/compactMap(else:file:line:_:)``.
   ///
   /// ```swift
   /// store.band(id).onMainActor
@@ -398,7 +398,7 @@ extension MainActorPromise {
   }
 
   /// This view, typed to join a chain that can fail with `NewFailure`: the promise cannot fail, so it never
-  /// does. As ``ResultPromise/setFailureType(to:)``.
+  /// does. As ``ResultPromise/setFailureType(to:file:line:)``.
   ///
   /// ```swift
   /// cache.thumbnail(id).onMainActor          // MainActorPromise<Image, Never>

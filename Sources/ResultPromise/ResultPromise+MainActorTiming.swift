@@ -20,7 +20,7 @@ nonisolated extension MainActorPromise {
   /// }
   /// ```
   ///
-  /// As ``ResultPromise/timeout(_:failure:clock:)``, for any `Success`: the deadline is `duration` after
+  /// As ``ResultPromise/timeout(_:failure:clock:file:line:)``, for any `Success`: the deadline is `duration` after
   /// this call, and the returned view settles exactly once, with this promise's result if it comes first,
   /// otherwise with `failure`; either is delivered on the main actor, like every step of the view. The
   /// moment decides: once the timer has fired, a result that settles while the failure is on its way
@@ -52,7 +52,7 @@ nonisolated extension MainActorPromise {
   ///     .await { result in self.state = .loaded(result) }
   /// ```
   ///
-  /// As ``timeout(_:failure:clock:)``, measured by `DispatchTime` from this call; `.never` never fires.
+  /// As ``timeout(_:failure:clock:file:line:)``, measured by `DispatchTime` from this call; `.never` never fires.
   /// Where the `Duration` form is available, a call that both could take (`.seconds(10)`) is that form.
   /// - Parameters:
   ///   - interval: How long to wait for this promise.

@@ -104,7 +104,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// `ResultPromise+Cancellation.swift`) reaches this promise while it is pending, and never the cleanup:
   /// once started, the cleanup is shielded and runs to its end, as a `finally` block does (closing a
   /// session after a cancelled upload must not be asked to stop). A caller who will not wait for the
-  /// cleanup leaves with `abandoningOnCancel(with:)`. Like ``always(_:)``, the returned promise is a
+  /// cleanup leaves with `abandoningOnCancel(with:)`. Like ``always(file:line:_:)``, the returned promise is a
   /// dependent of this one.
   /// - Parameters:
   ///   - cleanup: Called with the result, exactly once; the promise it returns is waited for.

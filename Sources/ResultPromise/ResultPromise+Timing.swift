@@ -57,7 +57,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// cancelled (see ``cancel()``): a request while it waits for this promise reaches this promise. A
   /// request during the wait leaves the deadline as it is — the code that follows never runs sooner than
   /// asked — so to end the wait at once on a request, give a failure with
-  /// ``delay(_:clock:ifCancelled:)``. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// ``delay(_:clock:ifCancelled:file:line:)``. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
   ///   - duration: How long to hold a success back. Zero or less still passes through that task; more
   ///     than 2^40 seconds (about 35,000 years) holds it back for ever.
@@ -83,7 +83,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///     .thenAsync { text in api.search(text) }
   /// ```
   ///
-  /// As ``delay(_:clock:)``, except for a request (see ``cancel()``) that comes during the wait, or
+  /// As ``delay(_:clock:file:line:)``, except for a request (see ``cancel()``) that comes during the wait, or
   /// came before this promise succeeded in spite of it: the wait ends at once, the returned promise fails
   /// with `ifCancelled` on the thread that asked, and what follows the delay does not run its success
   /// steps. A request and the deadline decide once: whichever comes first settles the promise, and
@@ -114,7 +114,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///
   /// It succeeds from a task on the global concurrent executor, `duration` after this call. A request
   /// (see ``cancel()``) leaves the deadline as it is; to end the wait at once on one, give a failure with
-  /// ``after(_:value:clock:ifCancelled:)``. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
+  /// ``after(_:value:clock:ifCancelled:file:line:)``. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
   ///   - duration: How long to wait; more than 2^40 seconds (about 35,000 years) means never.
   ///   - value: The success value.
@@ -140,7 +140,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// dismissal.cancel()   // hideBanner() never runs
   /// ```
   ///
-  /// As ``after(_:value:clock:)``, except that a request (see ``cancel()``) ends the wait at once and fails
+  /// As ``after(_:value:clock:file:line:)``, except that a request (see ``cancel()``) ends the wait at once and fails
   /// the promise with `ifCancelled`, on the thread that asked. The request and the deadline decide once;
   /// `ifCancelled` is evaluated only when it is the outcome. Needs iOS 16, macOS 13, tvOS 16 or watchOS 9.
   /// - Parameters:
@@ -250,7 +250,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// }
   /// ```
   ///
-  /// As ``retry(attempts:delay:clock:while:_:)``, except that the wait after a failure is
+  /// As ``retry(attempts:delay:clock:while:file:line:_:)``, except that the wait after a failure is
   /// `backoff(triesSoFar)`: `backoff(1)` after the first try, `backoff(2)` after the second, and so on.
   /// `backoff` is called once per wait, on the thread that settled the failed try. Needs iOS 16, macOS 13,
   /// tvOS 16 or watchOS 9.
@@ -286,7 +286,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// save(draft).delay(.milliseconds(300)).onSuccess { _ in hideSavedBadge() }   // iOS 13 to 15
   /// ```
   ///
-  /// As ``delay(_:clock:)``, measured by `DispatchTime` from the moment this promise succeeded, and
+  /// As ``delay(_:clock:file:line:)``, measured by `DispatchTime` from the moment this promise succeeded, and
   /// delivered from a global Dispatch queue. `.never` holds a success back for ever. Where the `Duration`
   /// form is available, a call that both could take (`.milliseconds(300)`) is that form.
   /// - Parameters:
@@ -311,7 +311,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   ///     .thenAsync { text in api.search(text) }
   /// ```
   ///
-  /// As ``delay(_:clock:ifCancelled:)``, on a Dispatch timer.
+  /// As ``delay(_:clock:ifCancelled:file:line:)``, on a Dispatch timer.
   /// - Parameters:
   ///   - interval: How long to hold a success back; `.never` holds it back until a request.
   ///   - ifCancelled: The failure to report when a request ends the wait; evaluated only then.
@@ -333,7 +333,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// let tick = ResultPromise<String, Never>.after(.seconds(1), value: "tick")
   /// ```
   ///
-  /// As ``after(_:value:clock:)``: a request leaves the deadline as it is.
+  /// As ``after(_:value:clock:file:line:)``: a request leaves the deadline as it is.
   /// - Parameters:
   ///   - interval: How long to wait; `.never` means never.
   ///   - value: The success value.
@@ -354,7 +354,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// let dismissal = ResultPromise<Void, UIError>.after(.seconds(3), value: (), ifCancelled: .gone)
   /// ```
   ///
-  /// As ``after(_:value:clock:ifCancelled:)``, on a Dispatch timer.
+  /// As ``after(_:value:clock:ifCancelled:file:line:)``, on a Dispatch timer.
   /// - Parameters:
   ///   - interval: How long to wait; `.never` means until a request.
   ///   - value: The success value.
@@ -379,7 +379,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// remote.load(id).timeout(.seconds(5), failure: .timedOut).onFailure { show($0) }   // iOS 13 to 15
   /// ```
   ///
-  /// As ``timeout(_:failure:clock:)``, measured by `DispatchTime` from this call, the failure delivered
+  /// As ``timeout(_:failure:clock:file:line:)``, measured by `DispatchTime` from this call, the failure delivered
   /// from a global Dispatch queue; `.never` never fires.
   /// - Parameters:
   ///   - interval: How long to wait for this promise.
@@ -402,7 +402,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// let user = ResultPromise.retry(attempts: 3, delay: .milliseconds(200)) { remote.load(id) }
   /// ```
   ///
-  /// As ``retry(attempts:delay:clock:while:_:)``, each wait measured by `DispatchTime` from the failure
+  /// As ``retry(attempts:delay:clock:while:file:line:_:)``, each wait measured by `DispatchTime` from the failure
   /// before it.
   /// - Parameters:
   ///   - attempts: The number of tries in all; values below 1 count as 1.
@@ -432,7 +432,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// }
   /// ```
   ///
-  /// As ``retry(attempts:backoff:clock:while:_:)``, each wait measured by `DispatchTime`.
+  /// As ``retry(attempts:backoff:clock:while:file:line:_:)``, each wait measured by `DispatchTime`.
   /// - Parameters:
   ///   - attempts: The number of tries in all; values below 1 count as 1.
   ///   - backoff: The wait before the next try, given the number of tries so far (1 or more).

@@ -21,8 +21,8 @@ import Dispatch
 
 /// A value of type `Success` or an error of type `Failure` that becomes available later, exactly once.
 ///
-/// Wrap a completion-handler API, chain steps that return a `Result` (``then(_:)``) or another
-/// promise (``thenAsync(_:)``), and handle the failure once at the end:
+/// Wrap a completion-handler API, chain steps that return a `Result` (``then(file:line:_:)``) or another
+/// promise (``thenAsync(file:line:_:)``), and handle the failure once at the end:
 ///
 /// ```swift
 /// func load(_ id: Int) -> ResultPromise<Data, StoreError> {
