@@ -4,8 +4,7 @@
 // order the inputs settle in. Inputs that settle inside each other's observers are delivered through
 // the per-thread queue like any other observer, so a million inputs settle in constant stack depth.
 // `all(_:concurrently:)` and `allSettled(_:concurrently:)` take makers instead, and call them a few at a
-// time. Every combinator but `zip` (whose inputs differ in type) runs on one engine, `_Pump`: it pulls its
-// inputs — all at once, or from the makers as places free — and decides on each outcome or on all of them.
+// time (`_Pump`).
 //
 // A combinator's result is a dependent of every input (see `cancel()`): cancelling it reaches them all,
 // and once it has settled it lets go of those still pending — `race` its losers, `any` the rest after the
@@ -69,7 +68,7 @@ nonisolated extension ResultPromise {
     _ promises: some Collection<ResultPromise<Success, Failure>>, file: StaticString = #fileID,
     line: UInt = #line
   ) -> ResultPromise<[Success], Failure> {
-    _combine(promises, at: file, line, decidedEarly: { _firstFailure($0) }, decided: { _allValues($0) })
+    _gather(promises, at: file, line, decidedEarly: { _firstFailure($0) }, decided: { _allValues($0) })
   }
 
   /// Succeeds with every outcome, in input order, once all inputs have settled; it cannot fail.
@@ -93,7 +92,7 @@ nonisolated extension ResultPromise {
     _ promises: some Collection<ResultPromise<Success, Failure>>, file: StaticString = #fileID,
     line: UInt = #line
   ) -> ResultPromise<[Result<Success, Failure>], Never> {
-    _combine(promises, at: file, line, decidedEarly: { _ in nil }, decided: { .success($0) })
+    _gather(promises, at: file, line, decidedEarly: { _ in nil }, decided: { .success($0) })
   }
 
   /// Succeeds with the first input to succeed; if every input fails, fails with all their errors.
@@ -123,7 +122,7 @@ nonisolated extension ResultPromise {
     _ promises: some Collection<ResultPromise<Success, Failure>>, file: StaticString = #fileID,
     line: UInt = #line
   ) -> ResultPromise<Success, AggregateError<Failure>> {
-    _combine(
+    _gather(
       promises, at: file, line,
       decidedEarly: { if case .success(let value) = $0 { .success(value) } else { nil } },
       decided: {
@@ -158,8 +157,14 @@ nonisolated extension ResultPromise {
     _ promises: some Collection<ResultPromise<Success, Failure>>, file: StaticString = #fileID,
     line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    // Every outcome decides; an empty race never settles.
-    _combine(promises, at: file, line, decidedEarly: { $0 }, decided: { _ in nil })
+    let race = _Race<Success, Failure>(
+      _Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) }), at: file, line)
+    for promise in promises {
+      // An input that delivered at once has decided the race: the others need no observer.
+      guard let place = promise._await({ if race.next.fulfil(with: $0) { race.stop() } }) else { break }
+      race.watch(promise, at: place)
+    }
+    return race.next
   }
 
   /// Calls `makers` in order, with at most `limit` of the promises they make pending at once; succeeds
@@ -198,11 +203,8 @@ nonisolated extension ResultPromise {
   public static func all<Makers: Sequence>(
     _ makers: sending Makers, concurrently limit: Int, file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<[Success], Failure> where Makers.Element == () -> ResultPromise<Success, Failure> {
-    _Pump(
-      makers.lazy.map { $0() }, limit: limit, record: _Cancellation(), includes: true, stopsOnRequest: true,
-      decidedEarly: _firstFailure, decided: _allValues
-    )
-    .start(at: file, line)
+    _Pump(makers, limit: limit, stopsOnRequest: true, decidedEarly: _firstFailure, decided: _allValues)
+      .start(at: file, line)
   }
 
   /// Calls `makers` in order, with at most `limit` of the promises they make pending at once; succeeds
@@ -228,11 +230,8 @@ nonisolated extension ResultPromise {
     _ makers: sending Makers, concurrently limit: Int, file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<[Result<Success, Failure>], Never>
   where Makers.Element == () -> ResultPromise<Success, Failure> {
-    _Pump(
-      makers.lazy.map { $0() }, limit: limit, record: _Cancellation(), includes: true, stopsOnRequest: false,
-      decidedEarly: { _ in nil }, decided: { .success($0) }
-    )
-    .start(at: file, line)
+    _Pump(makers, limit: limit, stopsOnRequest: false, decidedEarly: { _ in nil }, decided: { .success($0) })
+      .start(at: file, line)
   }
 
   /// As the `all(_:concurrently:)` above, for makers that are `@Sendable` closures — as closures
@@ -289,19 +288,29 @@ nonisolated extension ResultPromise {
     .success(results.compactMap { try? $0.get() })
   }
 
-  /// The combinator of `promises`: `decidedEarly` decides on one outcome (`nil`: not yet), `decided` on all of
-  /// them (`nil`: never settles). Its record combines the inputs' (`nil` if none can be cancelled).
-  @inlinable static func _combine<NewSuccess, NewFailure>(
+  /// Watches every input; settles early with `decidedEarly`'s answer, else with `decided`'s once all
+  /// inputs have settled (a no-op if it already settled early).
+  @inlinable static func _gather<NewSuccess, NewFailure>(
     _ promises: some Collection<ResultPromise<Success, Failure>>, at file: StaticString, _ line: UInt,
     decidedEarly: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?,
-    decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>?
+    decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   ) -> ResultPromise<NewSuccess, NewFailure> {
-    let record = _Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) })
-    let combined = _Pump(
-      promises, limit: .max, record: record, includes: false, stopsOnRequest: false,
-      decidedEarly: decidedEarly,
-      decided: decided)
-    return combined.start(at: file, line)
+    let next = ResultPromise<NewSuccess, NewFailure>(
+      _pending: _Cancellation.combining(promises.lazy.map { ($0._extras, $0._depth) })
+    )._made(at: file, line)
+    guard !promises.isEmpty else {
+      next.fulfil(with: decided([]))
+      return next
+    }
+    let results = _Results<Success, Failure>(count: promises.count)
+    for (index, promise) in promises.enumerated() {
+      let place = promise._await { result in
+        if let early = decidedEarly(result), next.fulfil(with: early) { results.stop() }
+        if results.record(result, at: index) { next.fulfil(with: decided(results.all)) }
+      }
+      results.watch(promise, at: place)
+    }
+    return next
   }
 }
 
@@ -346,7 +355,7 @@ nonisolated extension ResultPromise where Success == Never {
     // typed by the whole pack: it reads wrong type metadata and crashes (0.2.0 to 0.4.6). Reduced:
     //   func f<each V>(_ v: repeat each V) { for x in repeat each v { run { print(x, (repeat each v)) } } }
     // with `run` taking an `@escaping` closure it calls, crashes in `f(1, 2)` built with -O.
-    let remaining = _Countdown(count)
+    let remaining = _Results<Void, Failure>(count: count)
     let settle = { (outcome: Result<Void, Failure>) in
       if next.fulfil(with: outcome.map { (repeat (each slots).value) }) { remaining.stop() }
     }
@@ -354,8 +363,10 @@ nonisolated extension ResultPromise where Success == Never {
       settle(.success(()))
       return next
     }
+    var index = 0
     for (input, slot) in repeat (each promise, each slots) {
-      _observe(input, into: slot, of: remaining, settle: settle)
+      _observe(input, into: slot, at: index, of: remaining, settle: settle)
+      index += 1
     }
     return next
   }
@@ -363,15 +374,15 @@ nonisolated extension ResultPromise where Success == Never {
   /// `zip`'s observer of one input: stores its value, and settles once every input has stored one, or
   /// at once with its failure.
   @inlinable static func _observe<Value>(
-    _ input: ResultPromise<Value, Failure>, into slot: _Slot<Value>, of remaining: _Countdown,
-    settle: @escaping (Result<Void, Failure>) -> Void
+    _ input: ResultPromise<Value, Failure>, into slot: _Slot<Value>, at position: Int,
+    of remaining: _Results<Void, Failure>, settle: @escaping (Result<Void, Failure>) -> Void
   ) {
     let place = input._await { result in
       switch result {
       case .failure(let error): settle(.failure(error))
       case .success(let value):
         slot.stored = value
-        if remaining.arrive() { settle(.success(())) }
+        if remaining.record(.success(()), at: position) { settle(.success(())) }
       }
     }
     remaining.watch(input, at: place)
@@ -379,68 +390,84 @@ nonisolated extension ResultPromise where Success == Never {
 }
 
 /// One input's value for `zip`, written once by that input's observer. The last input's observer reads
-/// every slot after `_Countdown.arrive`, whose lock orders those writes before the reads.
+/// every slot after `_Results.record`, whose lock orders those writes before the reads.
 @usableFromInline final nonisolated class _Slot<Value> {
   @usableFromInline var stored: Value?
   @inlinable init() {}
 
   /// The value, which the slot has by the time every input has succeeded.
-  @inlinable var value: Value { stored.unsafelyUnwrapped }
+  @inlinable var value: Value {
+    guard let stored else { preconditionFailure("ResultPromise.zip read an input that had not succeeded") }
+    return stored
+  }
 }
 
-/// How many of `zip`'s inputs have yet to succeed; and, as a `_Withdrawer`, its observers on them, withdrawn
-/// once it is decided.
+/// `race`'s result, and (as a `_Withdrawer`) its observers on the inputs: one object for the observers to
+/// capture, so that each needs no context of its own.
 ///
-/// `@unchecked Sendable`: `remaining` is used only under the lock, as the withdrawer's state is.
-@usableFromInline final nonisolated class _Countdown: _Withdrawer, @unchecked Sendable {
+/// `@unchecked Sendable`: `next` never changes, and the withdrawer's state is used only under its lock.
+@usableFromInline final nonisolated class _Race<Success, Failure: Error>: _Withdrawer, @unchecked Sendable {
+  @usableFromInline let next: ResultPromise<Success, Failure>
+  @inlinable init(_ extras: _Extras?, at file: StaticString, _ line: UInt) {
+    next = ResultPromise(_pending: extras)._made(at: file, line)
+    super.init()
+  }
+}
+
+/// The results a combinator has seen so far, in input order; and, as a `_Withdrawer`, its observers on the
+/// inputs, withdrawn once it is decided.
+///
+/// `@unchecked Sendable`: `slots` and `remaining` are used only under the lock, as the withdrawer's state is.
+@usableFromInline final nonisolated class _Results<Success, Failure: Error>: _Withdrawer, @unchecked Sendable
+{
   // `@exclusivity(unchecked)`: accessed only under the lock, never in overlapping accesses.
+  @exclusivity(unchecked) @usableFromInline var slots: [Result<Success, Failure>?]
   @exclusivity(unchecked) @usableFromInline var remaining: Int
 
-  @inlinable init(_ count: Int) {
+  @inlinable init(count: Int) {
+    slots = Array(repeating: nil, count: count)
     remaining = count
     super.init()
   }
 
-  /// Counts one more success; returns whether it was the last.
-  @inlinable func arrive() -> Bool {
+  /// Records one input's result; returns whether it was the last.
+  /// Inlinable so that the client specialises it: unspecialised, it ran through generic metadata lookups.
+  @inlinable func record(_ result: Result<Success, Failure>, at index: Int) -> Bool {
     _Lock(for: self).withLock {
+      slots[index] = result
       remaining -= 1
       return remaining == 0
     }
   }
+
+  /// Every result, in input order, once `record` has returned `true` (no slot changes after that).
+  @inlinable var all: [Result<Success, Failure>] { _Lock(for: self).withLock { slots.compactMap { $0 } } }
 }
 
-/// The state of every combinator but `zip`: the inputs still to pull, how many are pending, and every result
-/// so far, in input order. `all`, `allSettled`, `any` and `race` pull promises already made, all at once;
-/// `all(_:concurrently:)` and `allSettled(_:concurrently:)` pull from their makers, lazily.
+/// The state of `all(_:concurrently:)` and `allSettled(_:concurrently:)`: the makers still to call, how
+/// many promises are pending, and every result so far, in the makers' order.
 ///
-/// One thread at a time *pumps*: it pulls inputs while fewer than `limit` are pending. An input that settles
-/// hands its result in and pumps on the thread that settled it — unless another thread (or this one, further
-/// up the stack) is pumping already, which then sees the free place on its next turn. So inputs settled at
-/// once make a loop, not a recursion. Once decided, it withdraws its observers from the inputs still pending
-/// (as a `_Withdrawer`).
+/// One thread at a time *pumps*: it calls makers while fewer than `limit` promises are pending. A promise
+/// that settles hands its result in and pumps on the thread that settled it — unless another thread (or
+/// this one, further up the stack) is pumping already, which then sees the free place on its next turn. So
+/// makers settled at once make a loop, not a recursion.
 ///
-/// `@unchecked Sendable`: makers are handed over (`sending`), so nothing else uses them, and promises made
-/// already are all pulled in `start` (with no limit, a pump stops pulling only once decided or exhausted);
-/// `iterator` is used only by the pumping thread, which `isPumping` (set and cleared under the lock) makes
-/// one at a time; everything else is read and written under the lock.
+/// `@unchecked Sendable`: the makers were handed over (`sending`), so nothing else uses them; `iterator` is
+/// used only by the pumping thread, which `isPumping` (set and cleared under the lock) makes one at a time;
+/// everything else is read and written under the lock.
 @usableFromInline
-final nonisolated class _Pump<Inputs: Sequence, Success, Failure: Error, NewSuccess, NewFailure: Error>:
+final nonisolated class _Pump<Makers: Sequence, Success, Failure: Error, NewSuccess, NewFailure: Error>:
   _Withdrawer, @unchecked Sendable
-where Inputs.Element == ResultPromise<Success, Failure> {
-  @usableFromInline var iterator: Inputs.Iterator
+where Makers.Element == () -> ResultPromise<Success, Failure> {
+  @usableFromInline var iterator: Makers.Iterator
   @usableFromInline let limit: Int
-  /// The combined promise's record (`nil` if it cannot be cancelled); `includes`: each input pulled joins it
-  /// (inputs made by makers), else it was made from the inputs up front.
-  @usableFromInline let record: _Cancellation?
-  @usableFromInline let includes: Bool
+  /// The combined promise's record, always there: a request stops the pump's work, pending and to come.
+  @usableFromInline let record = _Cancellation()
   /// Whether a request stops the pulling (`all`; `allSettled` needs every outcome).
   @usableFromInline let stopsOnRequest: Bool
   @usableFromInline let next: ResultPromise<NewSuccess, NewFailure>
-  /// Decides on one outcome (`nil`: not yet).
   @usableFromInline let decidedEarly: (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?
-  /// Decides on every outcome (`nil`: never settles, as an empty `race`).
-  @usableFromInline let decided: ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>?
+  @usableFromInline let decided: ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   // `@exclusivity(unchecked)`: accessed only under the lock, never in overlapping accesses.
   @exclusivity(unchecked) @usableFromInline var results: [Result<Success, Failure>?] = []
   @exclusivity(unchecked) @usableFromInline var pending = 0
@@ -451,27 +478,24 @@ where Inputs.Element == ResultPromise<Success, Failure> {
   @exclusivity(unchecked) @usableFromInline var pullsAllowed = 0
 
   @inlinable init(
-    _ inputs: Inputs, limit: Int, record: _Cancellation?, includes: Bool, stopsOnRequest: Bool,
+    _ makers: sending Makers, limit: Int, stopsOnRequest: Bool,
     decidedEarly: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>?,
-    decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>?
+    decided: @escaping ([Result<Success, Failure>]) -> Result<NewSuccess, NewFailure>
   ) {
-    results.reserveCapacity(inputs.underestimatedCount)
-    (iterator, self.limit, self.record, self.includes) = (
-      inputs.makeIterator(), Swift.max(1, limit), record, includes
-    )
-    (next, self.stopsOnRequest) = (ResultPromise(_pending: record), stopsOnRequest)
+    (iterator, self.limit, self.stopsOnRequest) = (makers.makeIterator(), Swift.max(1, limit), stopsOnRequest)
+    next = ResultPromise(_pending: record)
     (self.decidedEarly, self.decided) = (decidedEarly, decided)
     super.init()
   }
 
-  /// Pulls the first inputs and returns the combined promise, made at `file`:`line`.
+  /// Calls the first makers and returns the combined promise.
   @inlinable func start(at file: StaticString, _ line: UInt) -> ResultPromise<NewSuccess, NewFailure> {
     next._made(at: file, line)
     pump()
     return next
   }
 
-  /// Pulls inputs while places are free, unless another turn of this loop is running.
+  /// Calls makers while places are free, unless another turn of this loop is running.
   @inlinable func pump() {
     let claimed = _Lock(for: self).withLock {
       defer { isPumping = true }
@@ -481,7 +505,7 @@ where Inputs.Element == ResultPromise<Success, Failure> {
     while true {
       // After a request, pull only for a success that came in spite of it — or when nothing is in flight,
       // since only a pulled promise's outcome can end the whole then.
-      let stopped = stopsOnRequest && record?.isCancelled == true
+      let stopped = stopsOnRequest && record.isCancelled
       // Take a place before pulling, so that a failure recorded meanwhile stops the next pull.
       let index: Int? = _Lock(for: self).withLock {
         guard !isDecided, !isExhausted, pending < limit, !stopped || pullsAllowed > 0 || pending == 0 else {
@@ -494,7 +518,7 @@ where Inputs.Element == ResultPromise<Success, Failure> {
         return results.count - 1
       }
       guard let index else { return }
-      guard let promise = iterator.next() else {
+      guard let make = iterator.next() else {
         let outcome = _Lock(for: self).withLock {
           (pending, isExhausted, isPumping) = (pending - 1, true, false)
           results.removeLast()
@@ -503,15 +527,16 @@ where Inputs.Element == ResultPromise<Success, Failure> {
         if let outcome { next.fulfil(with: outcome) }
         return
       }
+      let promise = make()
       // Let go at once if the combined promise was cancelled.
-      if includes { record?.include(promise._extras, at: promise._depth) }
+      record.include(promise._extras, at: promise._depth)
       watch(promise, at: promise._await { result in self.settle(result, at: index) })
     }
   }
 
-  /// Records one input's result; settles the combined promise if that decides it, else pumps.
+  /// Records one promise's result; settles the combined promise if that decides it, else pumps.
   @inlinable func settle(_ result: Result<Success, Failure>, at index: Int) {
-    let inSpite = stopsOnRequest && (try? result.get()) != nil && record?.isCancelled == true
+    let inSpite = stopsOnRequest && (try? result.get()) != nil && record.isCancelled
     let outcome: Result<NewSuccess, NewFailure>? = _Lock(for: self).withLock {
       guard !isDecided else { return nil }
       (pending, results[index]) = (pending - 1, result)
@@ -526,8 +551,8 @@ where Inputs.Element == ResultPromise<Success, Failure> {
     if next.fulfil(with: outcome) { stop() }
   }
 
-  /// The combined outcome once every input has been pulled and has settled (`nil` before, or if it never
-  /// settles); called under the lock.
+  /// The combined outcome once every maker has been called and every promise has settled; called under
+  /// the lock.
   @inlinable func decideIfDone() -> Result<NewSuccess, NewFailure>? {
     guard isExhausted, pending == 0, !isDecided else { return nil }
     isDecided = true
