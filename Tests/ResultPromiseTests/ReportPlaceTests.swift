@@ -213,7 +213,8 @@ struct ReportPlaceTests {
   // MARK: always starts heard
 
   @Test(
-    "the promise always and alwaysAsync return starts heard: failed by hand, it is not reported (both views)")
+    "the promise always and alwaysAsync return starts heard: failed by hand and dropped while its input is pending, it is not reported (both views)"
+  )
   @MainActor func alwaysStartsHeard() {
     UnheardFailures.install()
     let made: [(String, (Source) -> ResultPromise<Int, Dropped>)] = [
@@ -223,9 +224,8 @@ struct ReportPlaceTests {
       ("view alwaysAsync", { $0.onMainActor.alwaysAsync { _ in ResultPromise(value: ()) }.promise }),
     ]
     for (name, make) in made {
-      let source = Source()
-      make(source).fail(Dropped("heard.\(name)"))
-      source.succeed(1)
+      // An input that never settles and, not made by hand, is not reported when dropped: an empty race.
+      make(Source.race([])).fail(Dropped("heard.\(name)"))
       #expect(UnheardFailures.messages("heard.\(name)").isEmpty, "\(name)")
     }
   }
