@@ -216,9 +216,9 @@ nonisolated extension ResultPromise {
   ///   - file: The file of the call, named in this promise's reports in debug builds; leave the default.
   ///   - line: The line of the call, named with the file; leave the default.
   /// - Returns: A promise with this promise's outcome.
-  public func ignoringCancel(file: StaticString = #fileID, line: UInt = #line) -> ResultPromise<
-    Success, Failure
-  > {
+  public func ignoringCancel(
+    file: StaticString = #fileID, line: UInt = #line
+  ) -> ResultPromise<Success, Failure> {
     let next = ResultPromise(_pending: nil)._made(at: file, line, from: self)
     _ = (_extras as? _Cancellation)?.count(at: _depth)  // a dependent that never lets go
     _await { next.fulfil(with: $0) }
