@@ -256,8 +256,11 @@ func onOtherThreadBlocking(_ body: @escaping @Sendable () -> Void) {
       onOtherThreadBlocking { promise.succeed(1) }
     }
     await waitOnMainActor { done }
-    // The hop's block may still be finishing on the main queue; let it end.
-    await Task.yield()
+    // The hop's block may still be finishing (letting go of what it held) when this task resumes: wait for it,
+    // bounded, so that a leak still fails. One `Task.yield()` was once not enough, under ThreadSanitizer with
+    // CI's other checks beside.
+    let deadline = ContinuousClock.now + .seconds(10)
+    while captured != nil || root != nil, ContinuousClock.now < deadline { await Task.yield() }
     #expect(captured == nil)
     #expect(root == nil)
   }
