@@ -229,18 +229,15 @@ nonisolated extension ResultPromise {
   /// first — fails at once with `failure`, and lets this promise go.
   ///
   /// ```swift
-  /// // One download per URL, shared by every caller; each caller can leave on its own.
-  /// func image(_ url: URL) -> ResultPromise<Image, LoadError> {
-  ///     let download = downloads[url] ?? startDownload(url)   // ResultPromise { done, onCancel in … }
-  ///     downloads[url] = download
-  ///     return download.abandoningOnCancel(with: .cancelled)
-  /// }
-  ///
-  /// let avatar = image(url)
-  /// avatar.onFailure { error in … }   // .cancelled, at once
-  /// avatar.cancel()   // the download goes on for the other callers; when the last
-  ///                   // has left, it is asked to stop
+  /// // One sign-in, shared by every screen that waits for it; each screen can leave on its own.
+  /// let signedIn = session.abandoningOnCancel(with: .cancelled)
+  /// signedIn.onFailure { error in … }   // .cancelled, at once
+  /// signedIn.cancel()   // the sign-in goes on for the other callers; when the last
+  ///                     // has left, it is asked to stop
   /// ```
+  ///
+  /// For work shared by key — one download per URL — take `SharedWork`, which gives each caller such a
+  /// promise, and forgets the work once it ends or its last caller leaves.
   ///
   /// A request (see ``cancel()``) that reaches the returned promise before it settles fails it with
   /// `failure`, at once, on the requesting thread (after the callback that is running, if made from
@@ -277,11 +274,12 @@ nonisolated extension ResultPromise {
   /// holds, reaches both promises weakly, so they make no cycle.
   @inlinable func _abandoning<NewSuccess, NewFailure>(
     _ failure: @escaping @Sendable () -> NewFailure, at file: StaticString, _ line: UInt,
+    leaving: (@Sendable () -> Void)? = nil,
     _ lift: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>
   ) -> ResultPromise<NewSuccess, NewFailure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
     let next = ResultPromise<NewSuccess, NewFailure>(_pending: record)._made(at: file, line, from: self)
-    let input = _Registration(self, at: _await { next.fulfil(with: lift($0)) })
+    let input = _Registration(self, at: _await { next.fulfil(with: lift($0)) }, leaving: leaving)
     record.whenSettled(withdrawing: input)
     record.onCancel { [later = _Weak(next)] in
       guard input.isPending else { return }
@@ -316,16 +314,23 @@ nonisolated extension ResultPromise {
   @usableFromInline weak var promise: ResultPromise<Success, Failure>?
   /// Where the observer went (see `_await`); `nil` if it ran at once.
   @usableFromInline let place: Int?
+  /// What the operator does once it takes the observer back (a `SharedWork` caller leaves its run).
+  @usableFromInline let leaving: (@Sendable () -> Void)?
 
-  @inlinable init(_ promise: ResultPromise<Success, Failure>, at place: Int?) {
-    (self.promise, self.place) = (promise, place)
+  @inlinable init(
+    _ promise: ResultPromise<Success, Failure>, at place: Int?, leaving: (@Sendable () -> Void)? = nil
+  ) {
+    (self.promise, self.place, self.leaving) = (promise, place, leaving)
   }
 
   /// Whether the promise is pending, or gone (dropped while pending, it will never settle).
   @inlinable var isPending: Bool { promise?.isPending != false }
 
   /// Takes the observer back, if it is still waiting. Once only: a place taken back may be given to the next.
-  @inlinable func withdraw() { if let place { promise?._withdraw(place) } }
+  @inlinable func withdraw() {
+    if let place { promise?._withdraw(place) }
+    leaving?()
+  }
 }
 
 // MARK: - Withdrawal (internal)

@@ -62,6 +62,10 @@ struct ReportPlaceTests {
       ($0.timeout(DispatchTimeInterval.seconds(60), failure: Dropped("unused")), #line)
     },
     Case("retry", continuesChain: false) { source in (Source.retry(attempts: 1) { source }, #line) },
+    // Sharing.
+    Case("SharedWork", continuesChain: false) { source in
+      (SharedWork<Int, Int, Dropped>().promise(for: 0, leaving: Dropped("unused")) { _ in source }, #line)
+    },
   ]
 
   /// The reports of the failure a promise made by `make` from a failing source brought, once it is dropped;

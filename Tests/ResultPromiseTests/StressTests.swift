@@ -404,6 +404,37 @@ struct StressTests {
     #expect(
       evaluated.value == timedOut.value, "the timeout's failure is evaluated only when it is the outcome")
   }
+
+  @Test("SharedWork: one who comes as the last leaves joins the run or starts another, never a stopped one")
+  func sharedWorkJoinerRacingTheLastLeaver() {
+    let registry = SharedWork<Int, Int, TestError>()
+    let (starts, stops, wrong) = (Counter(), Counter(), Counter())
+    for trial in 0..<Self.trials {
+      let running = Log<@Sendable (Result<Int, TestError>) -> Void>()
+      let start = { @Sendable (_: Int) in
+        starts.increment()
+        return ResultPromise<Int, TestError> { done, onCancel in
+          onCancel {
+            stops.increment()
+            done(.failure(.stopped))
+          }
+          running.append(done)
+        }
+      }
+      let leaver = registry.promise(for: trial, leaving: .boom, start: start)
+      leaver.onFailure { _ in }
+      let joiner = Locked<ResultPromise<Int, TestError>?>(nil)
+      DispatchQueue.concurrentPerform(iterations: 2) { side in
+        guard side == 1 else { return leaver.cancel() }
+        let caller = registry.promise(for: trial, leaving: .boom, start: start)
+        joiner.withLock { $0 = caller }
+      }
+      for done in running.values { done(.success(trial)) }
+      if joiner.withLock({ $0?.settledResult }) != .success(trial) { wrong.increment() }
+    }
+    #expect(wrong.value == 0, "every joiner gets a run's value")
+    #expect(stops.value == starts.value - Self.trials, "a second run starts exactly when the first stopped")
+  }
 }
 
 /// The observers of one trial: each records its name in `order`, counts itself in `calls`, counts in

@@ -23,6 +23,7 @@ struct WithdrawalTests {
   struct AllMarker: Sendable, Equatable {}
   struct ZipMarker: Sendable, Equatable {}
   struct PumpMarker: Sendable, Equatable {}
+  struct SharedWorkMarker: Sendable, Equatable {}
   struct ViewAbandonMarker: Sendable, Equatable {}
   struct ViewTaskMarker: Sendable, Equatable {}
   struct ViewTimeoutMarker: Sendable, Equatable {}
@@ -74,6 +75,18 @@ struct WithdrawalTests {
       #expect(caller.settledResult.map { _ in () } != nil)
       return caller
     }
+  }
+
+  @Test("SharedWork: each caller the last out of its run leaves nothing on the promise start gave the run")
+  func sharedWork() async {
+    let registry = SharedWork<Int, SharedWorkMarker, TestError>()
+    await expectNothingStaysBehind(SharedWorkMarker.self) { shared in
+      let caller = registry.promise(for: 0, leaving: .boom) { _ in shared }
+      caller.cancel()
+      #expect(caller.settledResult.map { _ in () } != nil)
+      return caller
+    }
+    #expect(!registry.isRunning(0))
   }
 
   @Test("a cancelled task awaiting valueAbandoningOnCancel leaves nothing on the shared promise")
