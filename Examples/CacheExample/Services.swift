@@ -18,6 +18,7 @@ enum ExampleError: Error, CustomStringConvertible {
   case io(String)
   case notFound(id: Int)
   case rejected(String)
+  case cancelled
 
   var description: String {
     switch self {
@@ -25,6 +26,7 @@ enum ExampleError: Error, CustomStringConvertible {
     case .io(let message): "cache I/O failed: \(message)"
     case .notFound(let id): "no profile with id \(id) in the cache"
     case .rejected(let reason): "remote service rejected the update: \(reason)"
+    case .cancelled: "cancelled"
     }
   }
 }

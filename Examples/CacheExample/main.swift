@@ -59,8 +59,12 @@ let seed = [
 func bootstrap() -> ResultPromise<Int, ExampleError> {
   ResultPromise { done in cache.bootstrap(seed: seed, completion: done) }
 }
+/// Every caller of one profile shares one read while it runs; a caller who cancels hears `.cancelled` at once.
+let reads = SharedWork<Int, Profile, ExampleError>()
 func fetch(_ id: Int) -> ResultPromise<Profile, ExampleError> {
-  ResultPromise { done in cache.load(id: id, completion: done) }
+  reads.promise(for: id, leaving: .cancelled) { id in
+    ResultPromise { done in cache.load(id: id, completion: done) }
+  }
 }
 func recordVisit(_ profile: Profile) -> ResultPromise<Profile, ExampleError> {
   ResultPromise { done in remote.recordVisit(profile, completion: done) }
@@ -80,6 +84,8 @@ let finished = DispatchSemaphore(value: 0)
 let saved = bootstrap()
   .thenAsync { count in
     print("[1/4] bootstrap: cache at \(cache.file.path) holds \(count) profiles")
+    let header = fetch(2)  // another screen asks for the same profile while it loads: one read for both
+    header.await { print("      header: \((try? $0.get()).map(describe) ?? "none"), from the same read") }
     return fetch(2)
   }
   .thenAsync { profile in
