@@ -79,12 +79,21 @@ let ways: [(String, Leave)] = [
     }
   ),
   (
+    "SharedWork, the last caller out of its run, then cancel()",
+    { shared in
+      sharing.promise(for: ObjectIdentifier(shared), leaving: .early) { _ in shared }.cancel()
+    }
+  ),
+  (
     "zip(shared, failed)",
     { shared in
       _ = ResultPromise.zip(shared, ResultPromise<Int, Left>(error: .early))
     }
   ),
 ]
+
+/// The registry of the ways that go through `SharedWork`: a run per shared promise, which `start` gives it.
+let sharing = SharedWork<ObjectIdentifier, Int, Left>()
 
 /// Bytes left per caller after `callers` came to a pending shared promise and left through `leave`. With
 /// `keeper`, the shared promise can be cancelled and one dependent made first keeps it wanted; without, it
@@ -123,7 +132,29 @@ let staying: [(String, Come)] = [
       }
     }
   ),
+  (
+    "SharedWork: a caller who leaves a run others wait for",
+    { shared in
+      let caller = sharing.promise(for: ObjectIdentifier(shared), leaving: .early) { _ in shared }
+      return { caller.cancel() }
+    }
+  ),
 ]
+
+/// Bytes left per key after `keys` keys each had a run of `SharedWork` that ended: the run's promise
+/// succeeded, or its one caller left and stopped it.
+func bytesLeftPerKey(stopped: Bool, keys: Int = 200_000) -> Double {
+  let registry = SharedWork<Int, Int, Left>()
+  let before = trimmedResidentBytes()
+  for key in 0..<keys {
+    let work = ResultPromise<Int, Left> { _, onCancel in onCancel {} }
+    let caller = registry.promise(for: key, leaving: .early) { _ in work }
+    if stopped { caller.cancel() } else { work.succeed(key) }
+  }
+  let after = trimmedResidentBytes()
+  withExtendedLifetime(registry) {}
+  return Double(after - before) / Double(keys)
+}
 
 /// Bytes left per caller after `callers` came to a pending shared promise and all but the newest left, in the
 /// order they came (`keeper` as for `bytesLeft`).
@@ -204,6 +235,32 @@ let perCall: [(String, () -> Void)] = [
     "a dropped two-step chain that fails, unheard, no handler set",
     { for index in 0..<calls { droppedChain(failing: true, index) } }
   ),
+  (
+    "abandoningOnCancel on a long-lived shared promise, then cancel()",
+    {
+      let shared = ResultPromise<Int, Left> { _, onCancel in onCancel {} }
+      let staying = shared.abandoningOnCancel(with: .early)
+      for _ in 0..<calls { shared.abandoningOnCancel(with: .early).cancel() }
+      blackHole(staying)
+    }
+  ),
+  (
+    "SharedWork: joining a running key, then cancel()",
+    {
+      let registry = SharedWork<Int, Int, Left>()
+      let shared = ResultPromise<Int, Left> { _, onCancel in onCancel {} }
+      let staying = registry.promise(for: 0, leaving: .early) { _ in shared }
+      for _ in 0..<calls { registry.promise(for: 0, leaving: .early) { _ in shared }.cancel() }
+      blackHole(staying)
+    }
+  ),
+  (
+    "a lookup in a dictionary of one Int key",
+    {
+      let dictionary = [0: ResultPromise<Int, Left>()]
+      for index in 0..<calls { blackHole(dictionary[index & 1]) }
+    }
+  ),
   ("10,000 callers leaving in arrival order, per caller", { leaveInArrivalOrder(batch: 10_000) }),
   ("20,000 callers leaving in arrival order, per caller", { leaveInArrivalOrder(batch: 20_000) }),
 ]
@@ -249,6 +306,11 @@ if arguments.first == "--memory" {
     let alone = bytesLeftWhileNewestStays(by: come, keeper: false)
     print("| \(name) | \(String(format: "%.1f", kept)) | \(String(format: "%.1f", alone)) |")
   }
+  print()
+  print("| SharedWork, 200,000 keys each with a run that ended | bytes left per key |")
+  print("| --- | ---: |")
+  print("| the run succeeded | \(String(format: "%.1f", bytesLeftPerKey(stopped: false))) |")
+  print("| its one caller left, and stopped it | \(String(format: "%.1f", bytesLeftPerKey(stopped: true))) |")
 } else if arguments.first == "--list" {
   for (name, _) in perCall { print(name) }
 } else if arguments.count == 4, arguments[0] == "--one", arguments[2] == "--iterations",
