@@ -118,7 +118,7 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
   /// - Parameter key: Which work.
   public func forget(_ key: Key) {
     let forgotten = _Lock(for: self).withLock { _remove(key) }
-    _ = consume forgotten  // released after the lock
+    _ = consume forgotten
   }
 
   /// Whether a run for `key` is going on and wanted: started, not settled, not forgotten, and not left by all
@@ -158,13 +158,13 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
   @exclusivity(unchecked) @usableFromInline var runs: [Key: _Run] = [:]
 
   /// Settles `run`'s promise like `work`, once `work` settles, and forgets the run then.
-  @usableFromInline func _begin(_ run: _Run, with work: ResultPromise<Success, Failure>) {
+  @inlinable func _begin(_ run: _Run, with work: ResultPromise<Success, Failure>) {
     let place = work._await { result in
       let forgotten: (key: Key, value: _Run)? = _Lock(for: self).withLock {
         run.work = nil
         return self._remove(run.key, only: run)
       }
-      _ = consume forgotten  // released after the lock
+      _ = consume forgotten
       run.shared.fulfil(with: result)
     }
     guard place != nil else { return }  // it has run
@@ -176,7 +176,7 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
   /// One caller of `run` has its outcome, however it came. The last to leave forgets the run, in the same
   /// critical section, and, with `stopsWhenAllLeave`, takes back the registry's observer on its promise and
   /// stops it, once (unless it has settled).
-  @usableFromInline func _leave(_ run: _Run) {
+  @inlinable func _leave(_ run: _Run) {
     var forgotten: (key: Key, value: _Run)?
     let work: _Run.Work? = _Lock(for: self).withLock {
       run.callers -= 1
@@ -184,7 +184,7 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
       forgotten = _remove(run.key, only: run)
       return run.work.take()
     }
-    _ = consume forgotten  // released after the lock
+    _ = consume forgotten
     work?.waiting.withdraw()
     if let stop = work?.stop { stop.record.cancel(at: stop.depth) }
   }
@@ -192,7 +192,7 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
   /// Under the lock: takes the run for `key` (only if it is `run`, when given) out of the registry, and returns
   /// it with its key, to be released after the lock (a key's or a promise's deinitialiser is user code). Gives
   /// storage back once three-quarters of it is unused.
-  @usableFromInline func _remove(_ key: Key, only run: _Run? = nil) -> (key: Key, value: _Run)? {
+  @inlinable func _remove(_ key: Key, only run: _Run? = nil) -> (key: Key, value: _Run)? {
     guard let index = runs.index(forKey: key), run == nil || runs[index].value === run else { return nil }
     let removed = runs.remove(at: index)
     if runs.count < runs.capacity / 4 {

@@ -255,6 +255,18 @@ let perCall: [(String, () -> Void)] = [
     }
   ),
   (
+    "SharedWork: a new run each call, whose work then succeeds",
+    {
+      let registry = SharedWork<Int, Int, Left>()
+      for index in 0..<calls {
+        let work = ResultPromise<Int, Left>()
+        let caller = registry.promise(for: index, leaving: .early) { _ in work }
+        work.succeed(index)
+        blackHole(caller)
+      }
+    }
+  ),
+  (
     "a lookup in a dictionary of one Int key",
     {
       let dictionary = [0: ResultPromise<Int, Left>()]
