@@ -3,13 +3,14 @@
 // A *run* is the promise that `start` made for a key, with the callers who wait for it. Each caller gets a
 // promise of its own, made from the run's as `abandoningOnCancel(with:)` makes one: it settles like the run,
 // or fails at once with the caller's own failure when a request reaches it first, and takes back what it
-// registered on the run. The registry counts each run's callers under its lock, and looks a key up in the same
-// critical section in which a caller joins or leaves. So a caller who comes just as the last one leaves either
-// came first, and the run is still wanted, or came after, and finds no run and starts a new one: it never joins
-// a run already asked to stop. The last caller to leave takes the run out of the registry in that same critical
-// section, and asks it to stop after the lock, once. A run also leaves the registry when it settles (either
-// way: results are not kept) and on `forget(_:)`. So the registry holds memory for the runs going on and the
-// callers waiting, and for nothing that is over.
+// registered on the run — the registration it made there carries the hook that makes the caller leave, once
+// its promise is decided in any way. The registry counts each run's callers under its lock, and looks a key
+// up in the same critical section in which a caller joins or leaves. So a caller who comes just as the last
+// one leaves either came first, and the run is still wanted, or came after, and finds no run and starts a new
+// one: it never joins a run already asked to stop. The last caller to leave takes the run out of the registry
+// in that same critical section, and asks it to stop after the lock, once. A run also leaves the registry
+// when it settles (either way: results are not kept) and on `forget(_:)`. So the registry holds memory for
+// the runs going on and the callers waiting, and for nothing that is over.
 //
 // `start` runs on the calling thread, outside the lock, so it may use the registry itself. A caller who comes
 // while `start` runs joins the run already: it waits on the run's own promise (`shared`), which the promise
@@ -43,7 +44,9 @@
 /// when ``forget(_:)`` is called, and — with `stopsWhenAllLeave` — when its last caller leaves. Nothing stays
 /// behind per caller who left or per key whose run is over.
 ///
-/// Thread-safe: call it from any thread. `start` runs on the calling thread, never under a lock.
+/// Thread-safe: call it from any thread or actor. `start` runs on the calling thread, never under a lock; a
+/// caller's promise is delivered as any promise is, on the thread that settles it. The registry hashes and
+/// compares keys under its lock, so a key's `hash(into:)` and `==` must not use the registry.
 public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Failure: Error>:
   @unchecked Sendable
 {
@@ -53,7 +56,7 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
   /// Creates an empty registry.
   ///
   /// ```swift
-  /// let tokens = SharedWork<Account.ID, Token, AuthError>()                          // stops when all leave
+  /// let tokens = SharedWork<Account.ID, Token, AuthError>()                    // stops when all leave
   /// let pages = SharedWork<Page.ID, Page, APIError>(stopsWhenAllLeave: false)   // runs to its end
   /// ```
   /// - Parameter stopsWhenAllLeave: Whether the last caller of a run to leave asks its work to stop (`true`,
