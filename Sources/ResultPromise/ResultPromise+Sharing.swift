@@ -103,7 +103,8 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
         run.callers += 1
         return (run, false)
       }
-      let run = _Run(self, key, ResultPromise(_pending: nil, flags: .heard)._made(at: file, line))
+      let shared = ResultPromise<Success, Failure>(_pending: nil, flags: .heard)._made(at: file, line)
+      let run = _Run(self, key, shared)
       runs[key] = run
       return (run, true)
     }
@@ -152,7 +153,9 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
     @usableFromInline typealias Work = (stop: _Place?, waiting: _Registration<Success, Failure>)
     @exclusivity(unchecked) @usableFromInline var work: Work?
     @inlinable init(_ registry: SharedWork, _ key: Key, _ shared: ResultPromise<Success, Failure>) {
-      (self.registry, self.key, self.shared) = (registry, key, shared)
+      self.registry = registry
+      self.key = key
+      self.shared = shared
     }
   }
 
@@ -173,7 +176,8 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
     guard place != nil else { return }  // it has run
     // Kept even if `work` settles meanwhile: stopping a settled promise, and withdrawing from it, do nothing.
     let stop = (work._extras as? _Cancellation).map { ($0, work._depth) }
-    _Lock(for: self).withLock { run.work = (stop, _Registration(work, at: place)) }
+    let waiting = _Registration(work, at: place)
+    _Lock(for: self).withLock { run.work = (stop, waiting) }
   }
 
   /// One caller of `run` has its outcome, however it came. The last to leave forgets the run, in the same
@@ -196,7 +200,8 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
   /// it with its key, to be released after the lock (a key's or a promise's deinitialiser is user code). Gives
   /// storage back once three-quarters of it is unused.
   @inlinable func _remove(_ key: Key, only run: _Run? = nil) -> (key: Key, value: _Run)? {
-    guard let index = runs.index(forKey: key), run == nil || runs[index].value === run else { return nil }
+    guard let index = runs.index(forKey: key) else { return nil }
+    guard run == nil || runs[index].value === run else { return nil }
     let removed = runs.remove(at: index)
     if runs.count < runs.capacity / 4 {
       runs = Dictionary(uniqueKeysWithValues: runs.lazy.map { ($0.key, $0.value) })
