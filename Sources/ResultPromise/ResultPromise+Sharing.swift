@@ -140,8 +140,8 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
   // MARK: - Runs (internal)
 
   /// One run: its registry and key, the promise its callers wait on, how many of them still wait, and the
-  /// promise `start` made — the record that stops it, if it can be cancelled, and the registry's observer on
-  /// it, to take back once nobody waits (`nil` once it has settled). A caller's way out holds its run alone,
+  /// registry's observer on the promise `start` made, to take back, and stop that promise through, once nobody
+  /// waits (`nil` once it has settled). A caller's way out holds its run alone,
   /// so that it costs no allocation of its own.
   ///
   /// `@unchecked Sendable`: `callers` and `work` are used only under the registry's lock; the rest never changes.
@@ -150,8 +150,7 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
     @usableFromInline let key: Key
     @usableFromInline let shared: ResultPromise<Success, Failure>
     @exclusivity(unchecked) @usableFromInline var callers = 1
-    @usableFromInline typealias Work = (stop: _Place?, waiting: _Registration<Success, Failure>)
-    @exclusivity(unchecked) @usableFromInline var work: Work?
+    @exclusivity(unchecked) @usableFromInline var work: _Registration<Success, Failure>?
     @inlinable init(_ registry: SharedWork, _ key: Key, _ shared: ResultPromise<Success, Failure>) {
       self.registry = registry
       self.key = key
@@ -165,19 +164,19 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
 
   /// Settles `run`'s promise like `work`, once `work` settles, and forgets the run then.
   @inlinable func _begin(_ run: _Run, with work: ResultPromise<Success, Failure>) {
+    // The observer holds the run alone, so that it needs no closure context of its own.
     let place = work._await { result in
-      let forgotten: (key: Key, value: _Run)? = _Lock(for: self).withLock {
+      let forgotten: (key: Key, value: _Run)? = _Lock(for: run.registry).withLock {
         run.work = nil
-        return self._remove(run.key, only: run)
+        return run.registry._remove(run.key, only: run)
       }
       _ = consume forgotten
       run.shared.fulfil(with: result)
     }
     guard place != nil else { return }  // it has run
     // Kept even if `work` settles meanwhile: stopping a settled promise, and withdrawing from it, do nothing.
-    let stop = (work._extras as? _Cancellation).map { ($0, work._depth) }
     let waiting = _Registration(work, at: place)
-    _Lock(for: self).withLock { run.work = (stop, waiting) }
+    _Lock(for: self).withLock { run.work = waiting }
   }
 
   /// One caller of `run` has its outcome, however it came. The last to leave forgets the run, in the same
@@ -185,15 +184,17 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
   /// stops it, once (unless it has settled).
   @inlinable func _leave(_ run: _Run) {
     var forgotten: (key: Key, value: _Run)?
-    let work: _Run.Work? = _Lock(for: self).withLock {
+    let waiting: _Registration<Success, Failure>? = _Lock(for: self).withLock {
       run.callers -= 1
       guard run.callers == 0, stopsWhenAllLeave else { return nil }
       forgotten = _remove(run.key, only: run)
       return run.work.take()
     }
     _ = consume forgotten
-    work?.waiting.withdraw()
-    if let stop = work?.stop { stop.record.cancel(at: stop.depth) }
+    waiting?.withdraw()
+    // A promise that is gone, or has no record, has nothing to stop.
+    guard let work = waiting?.promise, let record = work._extras as? _Cancellation else { return }
+    record.cancel(at: work._depth)
   }
 
   /// Under the lock: takes the run for `key` (only if it is `run`, when given) out of the registry, and returns
