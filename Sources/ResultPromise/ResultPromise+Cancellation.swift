@@ -262,24 +262,23 @@ nonisolated extension ResultPromise {
     with failure: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
     line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _abandoning(failure, at: file, line) { $0 }
+    _abandoning(failure, at: file, line)
   }
 
-  /// `abandoningOnCancel` for a promise of `lift(result)` (the Concurrency bridge awaits the whole result as
-  /// a value). This promise's observer and the request handler race to settle `next`, which decides once. A
-  /// request decides only while this promise is pending: once it has settled, its delivery brings its
-  /// outcome, also while it still runs an earlier observer on another thread. The handler claims `next`, and
+  /// `abandoningOnCancel`, and what a caller does once it has left (`leaving`). This promise's observer and
+  /// the request handler race to settle `next`, which decides once. A request decides only while this
+  /// promise is pending: once it has settled, its delivery brings its outcome, also while it still runs an
+  /// earlier observer on another thread. The handler claims `next`, and
   /// only then evaluates `failure`; settling `next`, whoever does it, withdraws the observer before `next`'s
   /// own observers run — so by the time the caller hears it left, it has. The handler, which `next`'s record
   /// holds, reaches both promises weakly, so they make no cycle.
-  @inlinable func _abandoning<NewSuccess, NewFailure>(
-    _ failure: @escaping @Sendable () -> NewFailure, at file: StaticString, _ line: UInt,
-    leaving: (@Sendable () -> Void)? = nil,
-    _ lift: @escaping (Result<Success, Failure>) -> Result<NewSuccess, NewFailure>
-  ) -> ResultPromise<NewSuccess, NewFailure> {
+  @inlinable func _abandoning(
+    _ failure: @escaping @Sendable () -> Failure, at file: StaticString, _ line: UInt,
+    leaving: (@Sendable () -> Void)? = nil
+  ) -> ResultPromise<Success, Failure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
-    let next = ResultPromise<NewSuccess, NewFailure>(_pending: record)._made(at: file, line, from: self)
-    let input = _Registration(self, at: _await { next.fulfil(with: lift($0)) }, leaving: leaving)
+    let next = ResultPromise<Success, Failure>(_pending: record)._made(at: file, line, from: self)
+    let input = _Registration(self, at: _await { next.fulfil(with: $0) }, leaving: leaving)
     record.whenSettled(withdrawing: input)
     record.onCancel { [later = _Weak(next)] in
       guard input.isPending else { return }
@@ -495,7 +494,7 @@ nonisolated extension _Extras {
     _ promise: ResultPromise<Success, Failure>, with failure: @escaping @Sendable () -> Failure,
     at file: StaticString, _ line: UInt
   ) -> ResultPromise<Success, Failure> {
-    promise._abandoning(failure, at: file, line) { $0 }
+    promise._abandoning(failure, at: file, line)
   }
 }
 

@@ -45,13 +45,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// wait, ``timeout(_:failure:clock:file:line:)``. Any number of tasks may await one promise; each resumes exactly
   /// once.
   @inlinable public var result: Result<Success, Failure> {
-    get async {
-      await _lettingGoOnCancel(_extras?.dependent(on: nil, at: _depth)) {
-        await withCheckedContinuation { continuation in
-          self.await { continuation.resume(returning: $0) }
-        }
-      }
-    }
+    get async { await _result() }
   }
 
   /// Starts a `Task` that runs `operation` and settles the promise with its outcome.
@@ -110,12 +104,14 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// The task is resumed exactly once, also when cancellation and settlement race. Cancelling it also
   /// lets the promise go, as for ``value-2qr5k``: if nothing else wants a promise that can be cancelled, its
   /// work is asked to stop (the `CancellationError` has been thrown by then, whatever the work reports).
-  /// This wait never settles the promise itself. After it returns, nothing of the task is kept; the
-  /// promise keeps a small step until it settles or is released.
+  /// This wait never settles the promise itself. Once it has returned, the promise keeps nothing of the
+  /// task.
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
-  public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
-    try await _abandoning({ CancellationError() }, at: #fileID, #line, { .success($0) }).value
+  @inlinable public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<
+    Success, Failure
+  > {
+    try await _resultAbandoningOnCancel()
   }
 
   /// The success value, awaited from Swift Concurrency — unless the awaiting task is cancelled first.
@@ -131,7 +127,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// - Returns: The success value.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled, otherwise the
   ///   promise's failure.
-  public func valueAbandoningOnCancel() async throws -> Success {
+  @inlinable public func valueAbandoningOnCancel() async throws -> Success {
     try await resultAbandoningOnCancel().get()
   }
 }
@@ -152,9 +148,10 @@ extension MainActorPromise {
   /// (or was before the call), this throws `CancellationError` at once, and lets the promise go.
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
-  public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
-    try await promise._abandoning({ CancellationError() }, at: #fileID, #line, { .success($0) }).onMainActor
-      .value
+  @inlinable public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<
+    Success, Failure
+  > {
+    try await promise._resultAbandoningOnCancel(afterHops: true)
   }
 
   /// The success value, awaited on the main actor — unless the awaiting task is cancelled first.
@@ -167,7 +164,7 @@ extension MainActorPromise {
   /// - Returns: The success value.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled, otherwise the
   ///   promise's failure.
-  public func valueAbandoningOnCancel() async throws -> Success {
+  @inlinable public func valueAbandoningOnCancel() async throws -> Success {
     try await resultAbandoningOnCancel().get()
   }
 }
@@ -182,5 +179,84 @@ nonisolated extension ResultPromise where Success: Sendable, Failure == Never {
   /// A cancelled awaiting task lets the promise go, and waits for its outcome; see ``ResultPromise/result``.
   @inlinable public var value: Success {
     get async { await result.get() }
+  }
+}
+
+nonisolated extension ResultPromise {
+  /// The result, awaited by a task on `isolation` that leaves if it is cancelled first (see `_TaskWaiter`;
+  /// `afterHops` as for `_result`).
+  @inlinable func _resultAbandoningOnCancel(
+    afterHops: Bool = false, isolation: isolated (any Actor)? = #isolation
+  ) async throws(CancellationError) -> Result<Success, Failure> {
+    if let now = _delivered(afterHops: afterHops) { return now }
+    let waiter = _TaskWaiter(self, afterHops: afterHops)
+    let carried = await withTaskCancellationHandler(
+      operation: { await withUnsafeContinuation(isolation: isolation) { waiter.wait(resuming: $0) } },
+      onCancel: { waiter.leave() }, isolation: isolation)
+    guard let carried else { throw CancellationError() }
+    return carried.result
+  }
+}
+
+/// A task awaiting a promise through the `…AbandoningOnCancel` pair, and the one object that wait allocates.
+/// The observer it registers on the promise (which captures only this object) and the task's cancellation
+/// handler race to resume the task; whichever takes the continuation resumes it, once. A cancellation decides
+/// only while the promise is pending (once it has settled, its delivery brings the outcome), and takes the
+/// observer back at once; then the task lets the promise go, as a cancelled task awaiting `result` does.
+///
+/// `@unchecked Sendable`: `continuation`, `place` and `left` are read and written under the lock; the other
+/// fields never change. The promise may hold a value that is not `Sendable`: only the view's main-actor
+/// task awaits such a promise, and the value reaches it through `_TaskResult`.
+@usableFromInline final nonisolated class _TaskWaiter<Success, Failure: Error>: @unchecked Sendable {
+  @usableFromInline typealias Continuation = UnsafeContinuation<_TaskResult<Success, Failure>?, Never>
+  @usableFromInline let promise: ResultPromise<Success, Failure>
+  @usableFromInline let afterHops: Bool
+  /// The task's interest in the promise, as a dependent.
+  @usableFromInline let dependent: _Extras?
+  @exclusivity(unchecked) @usableFromInline var continuation: Continuation?
+  /// Where the observer went (see `_await`), once registered.
+  @exclusivity(unchecked) @usableFromInline var place: Int?
+  @exclusivity(unchecked) @usableFromInline var left = false
+
+  @inlinable init(_ promise: ResultPromise<Success, Failure>, afterHops: Bool) {
+    (self.promise, self.afterHops) = (promise, afterHops)
+    dependent = promise._extras?.dependent(on: nil, at: promise._depth)
+  }
+
+  /// Keeps the suspended task's continuation and registers the observer that resumes it; resumes it with
+  /// `nil` at once if the task has left already.
+  @inlinable func wait(resuming continuation: Continuation) {
+    let leftAlready: Bool = _Lock(for: self).withLock {
+      if !left { self.continuation = continuation }
+      return left
+    }
+    guard !leftAlready else { return continuation.resume(returning: nil) }
+    let place = promise._await { [self] in resume($0) }
+    let withdraws: Bool = _Lock(for: self).withLock {
+      self.place = place
+      return left
+    }
+    if withdraws, let place { promise._withdraw(place) }
+  }
+
+  /// The promise's outcome: resumes the task with it, unless the task has left.
+  @inlinable func resume(_ result: Result<Success, Failure>) {
+    let taken = _Lock(for: self).withLock { continuation.take() }
+    guard let taken else { return }
+    _MainQueue.resume(taken, with: _TaskResult(result), for: promise, afterHops: afterHops)
+  }
+
+  /// The task was cancelled: while the promise is pending, takes the observer back and resumes the task
+  /// with `nil`; then lets the promise go.
+  @inlinable func leave() {
+    if promise.isPending {
+      let (taken, place) = _Lock(for: self).withLock {
+        left = true
+        return (continuation.take(), self.place.take())
+      }
+      if let place { promise._withdraw(place) }
+      taken?.resume(returning: nil)
+    }
+    dependent?.settled(at: 0)
   }
 }

@@ -223,7 +223,7 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ body: @escaping @MainActor (Result<Success, Failure>) -> Void
   ) -> MainActorPromise<Success, Failure> {
-    _chain(startsHeard: true, at: file, line) { result, next in
+    _chain(body, startsHeard: true, at: file, line) { body, result, next in
       body(result)
       next.fulfil(with: result)
     }
@@ -249,7 +249,7 @@ extension MainActorPromise {
     _ cleanup: @escaping @MainActor (Result<Success, Failure>) -> ResultPromise<Void, Never>
   ) -> MainActorPromise<Success, Failure> {
     // As on `ResultPromise`: shielded, the step waits for the cleanup as a plain observer.
-    _chain(startsHeard: true, at: file, line) { result, next in
+    _chain(cleanup, startsHeard: true, at: file, line) { cleanup, result, next in
       cleanup(result)._await { _ in next.fulfil(with: result) }
     }
   }
@@ -270,7 +270,9 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> Result<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain(at: file, line) { result, next in next.fulfil(with: result.flatMap(transform)) }
+    _chain(transform, at: file, line) { transform, result, next in
+      next.fulfil(with: result.flatMap(transform))
+    }
   }
 
   /// Continues on the main actor with a step that returns another promise, and adopts its outcome.
@@ -290,7 +292,9 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain(adopts: true, at: file, line) { result, next in next._adopt(result, then: transform) }
+    _chain(transform, adopts: true, at: file, line) { transform, result, next in
+      next._adopt(result, then: transform)
+    }
   }
 
   /// Continues on the main actor with a step that returns another main-actor view, and adopts its
@@ -327,7 +331,7 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> NewSuccess
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain(at: file, line) { result, next in next.fulfil(with: result.map(transform)) }
+    _chain(transform, at: file, line) { transform, result, next in next.fulfil(with: result.map(transform)) }
   }
 
   // Disfavoured for the same reason as `ResultPromise.map(_:)`'s typed-throws overload: otherwise a
@@ -431,7 +435,9 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> NewFailure
   ) -> MainActorPromise<Success, NewFailure> {
-    _chain(at: file, line) { result, next in next.fulfil(with: result.mapError(transform)) }
+    _chain(transform, at: file, line) { transform, result, next in
+      next.fulfil(with: result.mapError(transform))
+    }
   }
 
   // MARK: Recovering
@@ -450,7 +456,9 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> Result<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
-    _chain(at: file, line) { result, next in next.fulfil(with: result.flatMapError(transform)) }
+    _chain(transform, at: file, line) { transform, result, next in
+      next.fulfil(with: result.flatMapError(transform))
+    }
   }
 
   /// Handles a failure on the main actor, keeping the error type.
@@ -470,7 +478,9 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> Result<Success, Failure>
   ) -> MainActorPromise<Success, Failure> {
-    _chain(at: file, line) { result, next in next.fulfil(with: result.flatMapError(transform)) }
+    _chain(transform, at: file, line) { transform, result, next in
+      next.fulfil(with: result.flatMapError(transform))
+    }
   }
 
   /// Handles a failure on the main actor with a step that returns another promise.
@@ -488,7 +498,9 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
-    _chain(adopts: true, at: file, line) { result, next in next._adopt(result, recovering: transform) }
+    _chain(transform, adopts: true, at: file, line) { transform, result, next in
+      next._adopt(result, recovering: transform)
+    }
   }
 
   /// Handles a failure on the main actor with a step that returns another promise, keeping the error
@@ -510,7 +522,9 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, Failure>
   ) -> MainActorPromise<Success, Failure> {
-    _chain(adopts: true, at: file, line) { result, next in next._adopt(result, recovering: transform) }
+    _chain(transform, adopts: true, at: file, line) { transform, result, next in
+      next._adopt(result, recovering: transform)
+    }
   }
 
   /// Handles a failure on the main actor with a step that returns another main-actor view.
@@ -544,14 +558,8 @@ extension MainActorPromise {
   /// A cancelled awaiting task lets the promise go, as ``ResultPromise/result`` does (the work of a
   /// promise nothing else wants is asked to stop), and resumes when the promise settles. To stop waiting
   /// at once when the task is cancelled, use ``resultAbandoningOnCancel()``.
-  public var result: Result<Success, Failure> {
-    get async {
-      await _lettingGoOnCancel(promise._extras?.dependent(on: nil, at: promise._depth)) {
-        await withCheckedContinuation { continuation in
-          _observe { continuation.resume(returning: _MainActorResult($0)) }
-        }
-      }.result
-    }
+  @inlinable public var result: Result<Success, Failure> {
+    get async { await promise._result(afterHops: true) }
   }
 
   /// The success value, awaited on the main actor; throws the failure.
@@ -561,42 +569,70 @@ extension MainActorPromise {
   /// ```
   ///
   /// A cancelled awaiting task lets the promise go, and resumes when the promise settles.
-  public var value: Success {
+  @inlinable public var value: Success {
     get async throws(Failure) { try await result.get() }
   }
 
   // MARK: Internals
 
-  /// Runs `observer` on the main actor with the result: at once if called there and no earlier hop of
-  /// this promise is waiting, otherwise by a hop to the main queue.
+  /// Runs `observer` on the main actor with the result (see `_MainActorStep.run`).
   @inlinable func _observe(
     hearing hears: Bool = true, _ observer: @escaping @MainActor (Result<Success, Failure>) -> Void
   ) {
     // `unowned(unsafe)`: an observer that held its own promise would keep a pending one alive forever
     // (never reported as broken). The core runs an observer only while its promise is alive.
     promise._await(hearing: hears) { [unowned(unsafe) promise] result in
-      if _MainQueue.runsNow(for: promise) {
-        MainActor.assumeIsolated { observer(result) }
-      } else {
-        _MainQueue.hop(_MainActorJob(promise) { observer(result) })
-      }
+      _MainActorStep(input: promise, transform: observer) { observer, result, _ in observer(result) }
+        .run(result, ())
     }
   }
 
-  /// Chains a step: `step` gets the result and the next promise, and settles it, on the main actor. A step
-  /// that `adopts` another promise (`thenAsync`, `recoverAsync`) can always be cancelled, where the
-  /// cancellation file is present, so that a request reaches the promise it adopts. The next promise of a
-  /// step whose closure hears the failure and need not hand it on (`always`) `startsHeard`.
-  @inlinable func _chain<NewSuccess, NewFailure>(
-    adopts: Bool = false, startsHeard: Bool = false, at file: StaticString, _ line: UInt,
-    _ step: @escaping @MainActor (Result<Success, Failure>, ResultPromise<NewSuccess, NewFailure>) -> Void
+  /// Chains a step: `apply(transform, result, next)` gets the result and the next promise, and settles it,
+  /// on the main actor. A step of the core's chain holds it (see `_MainActorStep`): one allocation per step
+  /// that waits. A step that `adopts` another promise (`thenAsync`, `recoverAsync`) can always be
+  /// cancelled, where the cancellation file is present, so that a request reaches the promise it adopts.
+  /// The next promise of a step whose closure hears the failure and need not hand it on (`always`)
+  /// `startsHeard`.
+  @inlinable func _chain<Transform, NewSuccess, NewFailure>(
+    _ transform: Transform, adopts: Bool = false, startsHeard: Bool = false, at file: StaticString,
+    _ line: UInt,
+    _ apply:
+      @escaping _MainActorStep<Transform, Success, Failure, ResultPromise<NewSuccess, NewFailure>>.Apply
   ) -> MainActorPromise<NewSuccess, NewFailure> {
-    let (extras, depth) = _Extras.forStep(from: promise._extras, at: promise._depth, adopts: adopts)
-    let next = ResultPromise<NewSuccess, NewFailure>(
-      _pending: extras, depth: depth, flags: startsHeard ? .heard : [])
-    next._made(at: file, line, from: promise)
-    _observe { step($0, next) }
+    let step = _MainActorStep(input: promise, transform: transform, apply: apply)
+    let next = promise._chain(step, adopts: adopts, startsHeard: startsHeard, at: file, line) {
+      step, result, next in
+      step.run(result, next)
+    }
     return MainActorPromise<NewSuccess, NewFailure>(next)
+  }
+}
+
+/// What the view runs on the main actor for an observer of `input`: `apply(transform, result, next)`, where
+/// `apply` is a closure literal that captures nothing, so that holding it allocates nothing. A step of the
+/// view is held so in the core's step object, as any step's transform is: one allocation per step.
+@usableFromInline nonisolated struct _MainActorStep<Transform, Success, Failure: Error, Next> {
+  @usableFromInline typealias Apply = @MainActor (Transform, Result<Success, Failure>, Next) -> Void
+  /// `unowned(unsafe)`, as `_observe`'s capture: the core runs an observer only while its promise is alive.
+  @usableFromInline unowned(unsafe) let input: ResultPromise<Success, Failure>
+  @usableFromInline let transform: Transform
+  @usableFromInline let apply: Apply
+
+  @inlinable init(input: ResultPromise<Success, Failure>, transform: Transform, apply: @escaping Apply) {
+    (self.input, self.transform, self.apply) = (input, transform, apply)
+  }
+}
+
+extension _MainActorStep {
+  /// Calls `apply` on the main actor: at once if an observer of `input` may run now (on the main actor, with
+  /// no hop of it waiting), otherwise by a hop. Called where `input` delivers, on any thread; `@MainActor`
+  /// so that it may call `apply` at once, which it does only when `runsNow` has found the main actor.
+  @inlinable @MainActor func run(_ result: Result<Success, Failure>, _ next: Next) {
+    if _MainQueue.runsNow(for: input) {
+      apply(transform, result, next)
+    } else {
+      _MainQueue.hop(_MainActorJob(input) { apply(transform, result, next) })
+    }
   }
 }
 
@@ -649,15 +685,35 @@ nonisolated extension MainActorPromise where Failure == Never {
   }
 }
 
-/// Runs `wait` with `waiter`, the extras the awaited promise made for it as a dependent
-/// (`dependent(on:at:)`): if the task is cancelled, `waiter` lets the promise go (if nothing else wants it,
-/// a request reaches its work). Does nothing more for a promise that cannot be cancelled (`nil`).
-@inlinable func _lettingGoOnCancel<T: Sendable>(
-  _ waiter: _Extras?, isolation: isolated (any Actor)? = #isolation, _ wait: () async -> T
-) async -> T {
-  guard let waiter else { return await wait() }
-  return await withTaskCancellationHandler(
-    operation: wait, onCancel: { waiter.settled(at: 0) }, isolation: isolation)
+nonisolated extension ResultPromise {
+  /// The result, awaited by a task on `isolation`, with one observer: the promise's delivery resumes the task
+  /// on the thread that settles it, as a continuation resumed there would be (the task then runs on its own
+  /// executor), in its place among the observers (see `_MainQueue.resume` for a main-actor task awaiting the
+  /// view: `afterHops`). The task is a dependent of the promise: cancelled, it lets the promise go (if
+  /// nothing else wants it, a request reaches its work), and goes on waiting.
+  @inlinable func _result(
+    afterHops: Bool = false, isolation: isolated (any Actor)? = #isolation
+  ) async -> Result<Success, Failure> {
+    if let now = _delivered(afterHops: afterHops) { return now }
+    let waiter = _extras?.dependent(on: nil, at: _depth)
+    return await withTaskCancellationHandler(
+      operation: {
+        await withUnsafeContinuation(isolation: isolation) { continuation in
+          self._await { [unowned(unsafe) self] result in
+            _MainQueue.resume(continuation, with: _TaskResult(result), for: self, afterHops: afterHops)
+          }
+        }
+      }, onCancel: { waiter?.settled(at: 0) }, isolation: isolation
+    ).result
+  }
+
+  /// The outcome, if a task awaiting it now may have it without waiting: the promise has delivered it to
+  /// every observer and (`afterHops`, for a main-actor task awaiting the view) no hop of it waits on the
+  /// main queue — the hops its delivery sends are all sent once it has ended.
+  @inlinable func _delivered(afterHops: Bool) -> Result<Success, Failure>? {
+    guard let now = _hear(if: _phase == .settled) else { return nil }
+    return afterHops && _MainQueue.hopIsWaiting(for: self) ? nil : now
+  }
 }
 
 nonisolated extension _Extras {
@@ -693,11 +749,12 @@ nonisolated extension _Extras {
   }
 }
 
-/// A result carried to a task on the main actor. `@unchecked Sendable` for the reason `_MainActorJob`
-/// is: it is made on the main actor and read by a task awaiting there.
-nonisolated struct _MainActorResult<Success, Failure: Error>: @unchecked Sendable {
-  let result: Result<Success, Failure>
-  init(_ result: Result<Success, Failure>) { self.result = result }
+/// A result carried to the task awaiting it, which may run on another thread. `@unchecked Sendable` as
+/// `_MainActorJob` is: a value that is not `Sendable` is only ever awaited by a main-actor task (through the
+/// view), and the other closures that could see it run on the main actor too.
+@usableFromInline nonisolated struct _TaskResult<Success, Failure: Error>: @unchecked Sendable {
+  @usableFromInline let result: Result<Success, Failure>
+  @inlinable init(_ result: Result<Success, Failure>) { self.result = result }
 }
 
 /// Whether code is on the main queue, and the hops to it that are still waiting, per promise.
@@ -721,6 +778,24 @@ nonisolated struct _MainActorResult<Success, Failure: Error>: @unchecked Sendabl
   @usableFromInline static func hop(_ job: _MainActorJob) {
     waiting.send(job)
   }
+
+  /// Resumes a task awaiting `promise` with `value`, from where the promise delivers. A main-actor task
+  /// awaiting the view (`afterHops`) must not overtake the view's earlier closures: resumed on the main
+  /// queue while a hop of the promise waits there, it is resumed by a hop behind it. (Resumed elsewhere, it
+  /// is queued on the main queue behind the hops its promise's delivery has sent already.)
+  @inlinable static func resume<Value: Sendable>(
+    _ continuation: UnsafeContinuation<Value, Never>, with value: Value, for promise: AnyObject,
+    afterHops: Bool
+  ) {
+    guard afterHops, hopIsWaiting(for: promise) else { return continuation.resume(returning: value) }
+    hop(_MainActorJob(promise) { continuation.resume(returning: value) })
+  }
+
+  /// Whether this is the main queue, and a hop of `promise` waits on it.
+  @usableFromInline static func hopIsWaiting(for promise: AnyObject) -> Bool {
+    DispatchQueue.getSpecific(key: key) == true && waiting.count(for: promise) > 0
+  }
+
 }
 
 /// The hops waiting on the main queue, counted per promise.

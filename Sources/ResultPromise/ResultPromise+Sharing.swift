@@ -110,7 +110,7 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
     }
     if isNew { _begin(run, with: start(key)) }
     let leaving: @Sendable () -> Void = { run.registry._leave(run) }
-    return run.shared._abandoning(failure, at: file, line, leaving: leaving) { $0 }
+    return run.shared._abandoning(failure, at: file, line, leaving: leaving)
   }
 
   /// Forgets the run for `key`, if there is one: the next caller of `key` starts a new run, while the callers

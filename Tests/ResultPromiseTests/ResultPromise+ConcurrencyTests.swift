@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ResultPromise
 import Testing
 
@@ -178,6 +179,55 @@ struct ConcurrencyTests {
     }
     #expect(resumed.value == trials)
     #expect(cancelled.value + valued.value == trials)
+  }
+
+  // `Task.immediate` runs the task on this thread up to its first suspension: here, until the task's wait is
+  // registered on the promise. So these races are made in a fixed order, with no timer.
+
+  @Test(
+    "a task cancelled while it waits throws CancellationError at once; the work it alone wanted is stopped")
+  func cancelWhileSuspended() async throws {
+    guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
+    let work = Work()  // a request fails its promise with `.stopped`
+    let waiter = Task.immediate { try await work.promise.valueAbandoningOnCancel() }
+    #expect(work.requests == 0)
+    waiter.cancel()
+    // The task left before the work's answer came, so it hears that it left, not the answer.
+    await #expect(throws: CancellationError.self) { try await waiter.value }
+    #expect(work.requests == 1)
+    #expect(work.promise.settledResult == .failure(.stopped))
+  }
+
+  @Test(
+    "a task cancelled after the promise settled, while its delivery runs an earlier observer, gets the outcome"
+  )
+  func cancelAfterSettledWhileDelivering() async throws {
+    guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
+    let promise = ResultPromise<Int, TestError>()
+    let entered = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+    promise.await { _ in
+      entered.signal()
+      gate.wait()
+    }
+    let waiter = Task.immediate { try await promise.valueAbandoningOnCancel() }
+    Thread { promise.succeed(7) }.start()
+    entered.wait()  // settled; the delivery holds the earlier observer on the other thread
+    waiter.cancel()
+    gate.signal()
+    #expect(try await waiter.value == 7)
+  }
+
+  @Test("tasks awaiting value and result are resumed by the settling thread's delivery, each exactly once")
+  func awaitingTasksResumeFromDelivery() async throws {
+    guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
+    let promise = ResultPromise<Int, TestError>()
+    let values = (0..<50).map { _ in Task.immediate { try await promise.value } }
+    let results = (0..<50).map { _ in Task.immediate { await promise.result } }
+    let abandoning = (0..<50).map { _ in Task.immediate { try await promise.valueAbandoningOnCancel() } }
+    promise.succeed(3)
+    for task in values + abandoning { #expect(try await task.value == 3) }
+    for task in results { #expect(await task.value == .success(3)) }
   }
 
   @Test("an abandoned wait keeps nothing of its task alive while the promise stays pending")

@@ -211,6 +211,24 @@ func onOtherThreadBlocking(_ body: @escaping @Sendable () -> Void) {
     #expect(try await later.onMainActor.resultAbandoningOnCancel().map(\.name) == .success("ada"))
   }
 
+  @Test(
+    "a task awaiting the view of a promise settled elsewhere resumes after the view's closures waiting to hop"
+  )
+  func awaitingTaskKeepsOrderWithHops() async throws {
+    for abandoning in [false, true] {
+      let promise = ResultPromise<Int, TestError>()
+      var order: [String] = []
+      promise.onMainActor.await { _ in order.append("closure") }
+      onOtherThreadBlocking { promise.succeed(1) }  // the closure's hop waits: this test holds the main actor
+      let value =
+        abandoning
+        ? try await promise.onMainActor.valueAbandoningOnCancel() : try await promise.onMainActor.value
+      order.append("task")
+      #expect(value == 1)
+      #expect(order == ["closure", "task"])
+    }
+  }
+
   @Test("recover keeps the error type when the closure does not name one")
   func recoverKeepsErrorType() async {
     let remote = ResultPromise<Int, TestError>(error: .boom)
