@@ -38,6 +38,10 @@ let package = Package(
     // What callers who leave a shared promise cost: memory left behind, and instructions and mallocs per call.
     .executableTarget(
       name: "Departures", dependencies: [.product(name: "ResultPromise", package: libraryIdentity)]),
+    // ResultPromise beside plain Swift Concurrency on the same jobs: tasks that await promises, main-actor
+    // steps, shared loads; fresh processes, mallocs counted (`Scripts/async-await`).
+    .executableTarget(
+      name: "AsyncAwait", dependencies: [.product(name: "ResultPromise", package: libraryIdentity)]),
     .executableTarget(
       name: "PromiseBenchmarks",
       dependencies: [
