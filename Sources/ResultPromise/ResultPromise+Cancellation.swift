@@ -266,12 +266,12 @@ nonisolated extension ResultPromise {
   }
 
   /// `abandoningOnCancel`, and what a caller does once it has left (`leaving`). This promise's observer and
-  /// the request handler race to settle `next`, which decides once. A request decides only while this
-  /// promise is pending: once it has settled, its delivery brings its outcome, also while it still runs an
-  /// earlier observer on another thread. The handler claims `next`, and
-  /// only then evaluates `failure`; settling `next`, whoever does it, withdraws the observer before `next`'s
-  /// own observers run — so by the time the caller hears it left, it has. The handler, which `next`'s record
-  /// holds, reaches both promises weakly, so they make no cycle.
+  /// the request handler race to settle `next`, which decides once. A request decides only while this promise
+  /// is pending: once it has settled, its delivery brings its outcome, also while it still runs an earlier
+  /// observer on another thread. The handler claims `next`, and only then evaluates `failure`; settling
+  /// `next`, whoever does it, withdraws the observer before `next`'s own observers run — so by the time the
+  /// caller hears it left, it has. The handler, which `next`'s record holds, reaches both promises weakly, so
+  /// they make no cycle.
   @inlinable func _abandoning(
     _ failure: @escaping @Sendable () -> Failure, at file: StaticString, _ line: UInt,
     leaving: (@Sendable () -> Void)? = nil

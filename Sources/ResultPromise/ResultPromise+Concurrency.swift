@@ -2,14 +2,15 @@
 // from an async operation. The value moves between tasks, so `Success` must be `Sendable`; main-actor
 // code awaits a promise of a non-`Sendable` value through `onMainActor`.
 //
-// A task awaiting a promise is one of its dependents: when the task is cancelled, it lets the promise go
-// (see `cancel()`), and a promise made from an async operation cancels its task on a request. The
-// `…AbandoningOnCancel` pair awaits a promise of the whole result as a value, made as
-// `abandoningOnCancel(with: CancellationError())` makes its promise: the task's cancellation is then that
-// caller leaving, which fails it at once, lets the promise go and withdraws from it.
+// A task awaiting a promise is one observer of it, which resumes the task's continuation from the
+// promise's delivery, on the settling thread, as a completion handler would (the main-actor file's
+// `_result`). The task is also one of the promise's dependents: when it is cancelled, it lets the promise
+// go (see `cancel()`); and a promise made from an async operation cancels its task on a request. The
+// `…AbandoningOnCancel` pair stops waiting at once when the task is cancelled: the task's one object
+// (`_TaskWaiter`) races its cancellation handler against its observer, and takes the observer back.
 //
-// This file needs the core file, `ResultPromise+MainActor.swift` (for the main-actor view's
-// `…AbandoningOnCancel` pair) and `ResultPromise+Cancellation.swift` beside it.
+// This file needs the core file, `ResultPromise+MainActor.swift` (which awaits for both views) and
+// `ResultPromise+Cancellation.swift` beside it.
 
 nonisolated extension ResultPromise where Success: Sendable {
   /// The success value, awaited from Swift Concurrency; throws the failure.
@@ -108,9 +109,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// task.
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
-  @inlinable public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<
-    Success, Failure
-  > {
+  @inlinable
+  public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
     try await _resultAbandoningOnCancel()
   }
 
@@ -148,9 +148,8 @@ extension MainActorPromise {
   /// (or was before the call), this throws `CancellationError` at once, and lets the promise go.
   /// - Returns: The promise's result.
   /// - Throws: `CancellationError` if the task was cancelled before the promise settled.
-  @inlinable public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<
-    Success, Failure
-  > {
+  @inlinable
+  public func resultAbandoningOnCancel() async throws(CancellationError) -> Result<Success, Failure> {
     try await promise._resultAbandoningOnCancel(afterHops: true)
   }
 

@@ -270,9 +270,7 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> Result<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain(transform, at: file, line) { transform, result, next in
-      next.fulfil(with: result.flatMap(transform))
-    }
+    _chain(transform, at: file, line) { $2.fulfil(with: $1.flatMap($0)) }
   }
 
   /// Continues on the main actor with a step that returns another promise, and adopts its outcome.
@@ -292,9 +290,7 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> ResultPromise<NewSuccess, Failure>
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain(transform, adopts: true, at: file, line) { transform, result, next in
-      next._adopt(result, then: transform)
-    }
+    _chain(transform, adopts: true, at: file, line) { $2._adopt($1, then: $0) }
   }
 
   /// Continues on the main actor with a step that returns another main-actor view, and adopts its
@@ -331,7 +327,7 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Success) -> NewSuccess
   ) -> MainActorPromise<NewSuccess, Failure> {
-    _chain(transform, at: file, line) { transform, result, next in next.fulfil(with: result.map(transform)) }
+    _chain(transform, at: file, line) { $2.fulfil(with: $1.map($0)) }
   }
 
   // Disfavoured for the same reason as `ResultPromise.map(_:)`'s typed-throws overload: otherwise a
@@ -435,9 +431,7 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> NewFailure
   ) -> MainActorPromise<Success, NewFailure> {
-    _chain(transform, at: file, line) { transform, result, next in
-      next.fulfil(with: result.mapError(transform))
-    }
+    _chain(transform, at: file, line) { $2.fulfil(with: $1.mapError($0)) }
   }
 
   // MARK: Recovering
@@ -456,9 +450,7 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> Result<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
-    _chain(transform, at: file, line) { transform, result, next in
-      next.fulfil(with: result.flatMapError(transform))
-    }
+    _chain(transform, at: file, line) { $2.fulfil(with: $1.flatMapError($0)) }
   }
 
   /// Handles a failure on the main actor, keeping the error type.
@@ -478,9 +470,7 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> Result<Success, Failure>
   ) -> MainActorPromise<Success, Failure> {
-    _chain(transform, at: file, line) { transform, result, next in
-      next.fulfil(with: result.flatMapError(transform))
-    }
+    _chain(transform, at: file, line) { $2.fulfil(with: $1.flatMapError($0)) }
   }
 
   /// Handles a failure on the main actor with a step that returns another promise.
@@ -498,9 +488,7 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, NewFailure>
   ) -> MainActorPromise<Success, NewFailure> {
-    _chain(transform, adopts: true, at: file, line) { transform, result, next in
-      next._adopt(result, recovering: transform)
-    }
+    _chain(transform, adopts: true, at: file, line) { $2._adopt($1, recovering: $0) }
   }
 
   /// Handles a failure on the main actor with a step that returns another promise, keeping the error
@@ -522,9 +510,7 @@ extension MainActorPromise {
     file: StaticString = #fileID, line: UInt = #line,
     _ transform: @escaping @MainActor (Failure) -> ResultPromise<Success, Failure>
   ) -> MainActorPromise<Success, Failure> {
-    _chain(transform, adopts: true, at: file, line) { transform, result, next in
-      next._adopt(result, recovering: transform)
-    }
+    _chain(transform, adopts: true, at: file, line) { $2._adopt($1, recovering: $0) }
   }
 
   /// Handles a failure on the main actor with a step that returns another main-actor view.
@@ -599,12 +585,11 @@ extension MainActorPromise {
     _ apply:
       @escaping _MainActorStep<Transform, Success, Failure, ResultPromise<NewSuccess, NewFailure>>.Apply
   ) -> MainActorPromise<NewSuccess, NewFailure> {
-    let step = _MainActorStep(input: promise, transform: transform, apply: apply)
-    let next = promise._chain(step, adopts: adopts, startsHeard: startsHeard, at: file, line) {
-      step, result, next in
-      step.run(result, next)
+    let held = _MainActorStep(input: promise, transform: transform, apply: apply)
+    let next = promise._chain(held, adopts: adopts, startsHeard: startsHeard, at: file, line) {
+      $0.run($1, $2)
     }
-    return MainActorPromise<NewSuccess, NewFailure>(next)
+    return next.onMainActor
   }
 }
 
