@@ -40,7 +40,7 @@ nonisolated extension MainActorPromise {
     _ duration: Duration, failure: @autoclosure @escaping @Sendable () -> Failure,
     clock: C = ContinuousClock(), file: StaticString = #fileID, line: UInt = #line
   ) -> MainActorPromise<Success, Failure> {
-    MainActorPromise(promise._timeout(_wait(duration, on: clock), failure: failure, at: file, line))
+    MainActorPromise(promise._timeout({ _wait(duration, on: clock, $0) }, failure: failure, at: file, line))
   }
 
   /// Fails with `failure` on the main actor unless this promise settles within `interval`, on a Dispatch
@@ -65,6 +65,6 @@ nonisolated extension MainActorPromise {
     _ interval: DispatchTimeInterval, failure: @autoclosure @escaping @Sendable () -> Failure,
     file: StaticString = #fileID, line: UInt = #line
   ) -> MainActorPromise<Success, Failure> {
-    MainActorPromise(promise._timeout(_wait(interval), failure: failure, at: file, line))
+    MainActorPromise(promise._timeout({ _wait(interval, $0) }, failure: failure, at: file, line))
   }
 }

@@ -9,8 +9,11 @@
 // deployment target does not have.
 //
 // Every timed part is one shape, a *wait*: a promise that succeeds once its deadline has come, made by
-// `_wait(_:on:)` on a clock or `_wait(_:)` on Dispatch. The operators are written once, over a wait
-// (`_delay`, `_timeout`, `_retry`), so both forms follow the same rules. The deadline is read when the
+// `_wait(_:on:_:)` on a clock or `_wait(_:_:)` on Dispatch. The operators are written once, over a wait
+// (`_delay`, `_timeout`, `_retry`), so both forms follow the same rules. A wait is handed to the operator
+// before its timer starts, and the operator registers there what the wait's end sets off: so that always
+// runs where the wait ends — never on the thread that asked for the wait, inside the call that settled the
+// input, even when the deadline has passed by the time the operator registers (`delay(.zero)`). The deadline is read when the
 // operator asks for the wait (when `timeout` or `after` is called, when `delay`'s input succeeds, when
 // `retry`'s attempt fails). On a clock, a task then sleeps until it, so the time that task waits to start
 // never pushes the deadline back; what the wait settles is delivered where that task runs, the global
@@ -69,7 +72,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   public func delay<C: Clock<Duration>>(
     _ duration: Duration, clock: C = ContinuousClock(), file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _delay({ _wait(duration, on: clock) }, ifCancelled: nil, at: file, line)
+    _delay({ _wait(duration, on: clock, $0) }, ifCancelled: nil, at: file, line)
   }
 
   /// Postpones a success by `duration` on `clock`, or fails with `ifCancelled` at once on a request
@@ -103,7 +106,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     ifCancelled: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
     line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _delay({ _wait(duration, on: clock) }, ifCancelled: ifCancelled, at: file, line)
+    _delay({ _wait(duration, on: clock, $0) }, ifCancelled: ifCancelled, at: file, line)
   }
 
   /// A promise that succeeds with `value` once `duration` has passed on `clock`.
@@ -159,7 +162,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
     ResultPromise(value: value)._delay(
-      { _wait(duration, on: clock) }, ifCancelled: ifCancelled, at: file, line)
+      { _wait(duration, on: clock, $0) }, ifCancelled: ifCancelled, at: file, line)
   }
 
   /// Fails with `failure` unless this promise settles within `duration` on `clock`.
@@ -195,7 +198,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     _ duration: Duration, failure: @autoclosure @escaping @Sendable () -> Failure,
     clock: C = ContinuousClock(), file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _timeout(_wait(duration, on: clock), failure: failure, at: file, line)
+    _timeout({ _wait(duration, on: clock, $0) }, failure: failure, at: file, line)
   }
 
   /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds.
@@ -235,7 +238,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
     _retry(
-      attempts: attempts, waiting: { _ in _wait(delay, on: clock) }, while: shouldRetry, at: file, line, make)
+      attempts: attempts, waiting: { _wait(delay, on: clock, $1) }, while: shouldRetry, at: file, line, make)
   }
 
   /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds, waiting before each
@@ -271,7 +274,8 @@ nonisolated extension ResultPromise where Success: Sendable {
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
     _retry(
-      attempts: attempts, waiting: { _wait(backoff($0), on: clock) }, while: shouldRetry, at: file, line, make
+      attempts: attempts, waiting: { _wait(backoff($0), on: clock, $1) }, while: shouldRetry, at: file, line,
+      make
     )
   }
 }
@@ -298,7 +302,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   public func delay(
     _ interval: DispatchTimeInterval, file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _delay({ _wait(interval) }, ifCancelled: nil, at: file, line)
+    _delay({ _wait(interval, $0) }, ifCancelled: nil, at: file, line)
   }
 
   /// Postpones a success by `interval` on a Dispatch timer, or fails with `ifCancelled` at once on a
@@ -323,7 +327,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     _ interval: DispatchTimeInterval, ifCancelled: @autoclosure @escaping @Sendable () -> Failure,
     file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _delay({ _wait(interval) }, ifCancelled: ifCancelled, at: file, line)
+    _delay({ _wait(interval, $0) }, ifCancelled: ifCancelled, at: file, line)
   }
 
   /// A promise that succeeds with `value` once `interval` has passed, on a Dispatch timer. The form for
@@ -369,7 +373,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     ifCancelled: @autoclosure @escaping @Sendable () -> Failure, file: StaticString = #fileID,
     line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    ResultPromise(value: value)._delay({ _wait(interval) }, ifCancelled: ifCancelled, at: file, line)
+    ResultPromise(value: value)._delay({ _wait(interval, $0) }, ifCancelled: ifCancelled, at: file, line)
   }
 
   /// Fails with `failure` unless this promise settles within `interval`, on a Dispatch timer. The form
@@ -392,7 +396,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     _ interval: DispatchTimeInterval, failure: @autoclosure @escaping @Sendable () -> Failure,
     file: StaticString = #fileID, line: UInt = #line
   ) -> ResultPromise<Success, Failure> {
-    _timeout(_wait(interval), failure: failure, at: file, line)
+    _timeout({ _wait(interval, $0) }, failure: failure, at: file, line)
   }
 
   /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds, waiting `delay`
@@ -420,7 +424,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     line: UInt = #line,
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _retry(attempts: attempts, waiting: { _ in _wait(delay) }, while: shouldRetry, at: file, line, make)
+    _retry(attempts: attempts, waiting: { _wait(delay, $1) }, while: shouldRetry, at: file, line, make)
   }
 
   /// Calls `make` up to `attempts` times in all, until a promise it returns succeeds, waiting before each
@@ -448,7 +452,7 @@ nonisolated extension ResultPromise where Success: Sendable {
     line: UInt = #line,
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
-    _retry(attempts: attempts, waiting: { _wait(backoff($0)) }, while: shouldRetry, at: file, line, make)
+    _retry(attempts: attempts, waiting: { _wait(backoff($0), $1) }, while: shouldRetry, at: file, line, make)
   }
 }
 
@@ -461,8 +465,8 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// wait's end race to take the promise: the winner settles it, and the handler ends the wait, so its
   /// timer stops at once.
   @inlinable func _delay(
-    _ wait: @escaping @Sendable () -> ResultPromise<Void, Never>, ifCancelled: (@Sendable () -> Failure)?,
-    at file: StaticString, _ line: UInt
+    _ wait: @escaping @Sendable (_ prepare: (ResultPromise<Void, Never>) -> Void) -> Void,
+    ifCancelled: (@Sendable () -> Failure)?, at file: StaticString, _ line: UInt
   ) -> ResultPromise<Success, Failure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
     let next = ResultPromise<Success, Failure>(_pending: record)._made(at: file, line, from: self)
@@ -471,14 +475,15 @@ nonisolated extension ResultPromise where Success: Sendable {
         next.fulfil(with: result)
         return
       }
-      let wait = wait()
-      record.whenSettled { [weak wait] in wait?.cancel() }  // settled by hand, it lets go of the timer
-      if let ifCancelled {
-        record.onCancel {
-          next._fulfil(claiming: { .failure(ifCancelled()) })
+      wait { wait in
+        record.whenSettled { [weak wait] in wait?.cancel() }  // settled by hand, it lets go of the timer
+        if let ifCancelled {
+          record.onCancel {
+            next._fulfil(claiming: { .failure(ifCancelled()) })
+          }
         }
+        wait._await { _ in next.fulfil(with: result) }
       }
-      wait._await { _ in next.fulfil(with: result) }
     }
     record.whenSettled(withdrawing: _Registration(self, at: place))
     return next
@@ -488,7 +493,7 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// tries so far. The returned promise's record adopts the current attempt, then the wait after it, so a
   /// request reaches whichever runs.
   @inlinable static func _retry(
-    attempts: Int, waiting wait: @escaping @Sendable (Int) -> ResultPromise<Void, Never>,
+    attempts: Int, waiting wait: @escaping @Sendable (Int, (ResultPromise<Void, Never>) -> Void) -> Void,
     while shouldRetry: @escaping @Sendable (Failure) -> Bool, at file: StaticString, _ line: UInt,
     _ make: @escaping @Sendable () -> ResultPromise<Success, Failure>
   ) -> ResultPromise<Success, Failure> {
@@ -500,10 +505,11 @@ nonisolated extension ResultPromise where Success: Sendable {
       record.adopt(current._extras, at: current._depth, for: 0)  // a request now reaches this attempt
       current.await { result in
         if case .failure(let error) = result, number < total, !record.isCancelled, shouldRetry(error) {
-          let wait = wait(number)
-          record.adopt(wait._extras, at: wait._depth, for: 0)  // a request now ends the wait
-          wait._await { _ in
-            if record.isCancelled { next.fulfil(with: result) } else { attempt(number + 1) }
+          wait(number) { wait in
+            record.adopt(wait._extras, at: wait._depth, for: 0)  // a request now ends the wait
+            wait._await { _ in
+              if record.isCancelled { next.fulfil(with: result) } else { attempt(number + 1) }
+            }
           }
         } else {
           next.fulfil(with: result)
@@ -516,11 +522,11 @@ nonisolated extension ResultPromise where Success: Sendable {
 }
 
 nonisolated extension ResultPromise {
-  /// The timeout of both views and both forms, for any `Success`: the first of the source's result and
-  /// `wait`'s end to take the returned promise settles it. The value never reaches the timer.
+  /// The timeout of both views and both forms, for any `Success`: the first of the source's result and the
+  /// end of the wait `wait` makes to take the returned promise settles it. The value never reaches the timer.
   @inlinable func _timeout(
-    _ wait: ResultPromise<Void, Never>, failure: @escaping @Sendable () -> Failure,
-    at file: StaticString, _ line: UInt
+    _ wait: (_ prepare: (ResultPromise<Void, Never>) -> Void) -> Void,
+    failure: @escaping @Sendable () -> Failure, at file: StaticString, _ line: UInt
   ) -> ResultPromise<Success, Failure> {
     let record = _extras?.dependent(on: nil, at: _depth) as? _Cancellation ?? _Cancellation()
     let next = ResultPromise<Success, Failure>(_pending: record)._made(at: file, line, from: self)
@@ -529,28 +535,32 @@ nonisolated extension ResultPromise {
     // However `next` is decided — by the source, the timer or by hand — the timer stops, releasing `failure`,
     // and the source's observer is withdrawn.
     record.whenSettled(withdrawing: source)
-    record.whenSettled { [weak wait] in wait?.cancel() }
-    // Registered after the source's observer, so that a timer that fires at once withdraws it. A source that
-    // has settled wins, even while its observers still wait behind a callback running on its thread.
-    wait._await { _ in
-      guard source.isPending else { return }
-      next._fulfil(claiming: { .failure(failure()) })
+    wait { wait in
+      record.whenSettled { [weak wait] in wait?.cancel() }
+      // Registered after the source's observer, so that a timer that fires at once withdraws it. A source that
+      // has settled wins, even while its observers still wait behind a callback running on its thread.
+      wait._await { _ in
+        guard source.isPending else { return }
+        next._fulfil(claiming: { .failure(failure()) })
+      }
     }
     return next
   }
 }
 
-/// A promise that succeeds once `duration` has passed on `clock`, counted from now — or at once when it is
-/// cancelled (a wait has no failure to report). A task sleeps until the deadline; a request cancels the
-/// task and succeeds the promise on the requesting thread. A clock that fails ends the wait early; a
-/// duration over `_Timer.longestWait` ends it only on a request.
+/// Makes a promise that succeeds once `duration` has passed on `clock`, counted from now — or at once when
+/// it is cancelled (a wait has no failure to report) — and hands it to `prepare` before its task starts, so
+/// that what `prepare` registers on it runs where the wait ends, never on the thread that made it. A task
+/// sleeps until the deadline; a request cancels the task and succeeds the promise on the requesting thread. A
+/// clock that fails ends the wait early; a duration over `_Timer.longestWait` ends it only on a request.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 @inlinable nonisolated func _wait<C: Clock<Duration>>(
-  _ duration: Duration, on clock: C
-) -> ResultPromise<Void, Never> {
+  _ duration: Duration, on clock: C, _ prepare: (ResultPromise<Void, Never>) -> Void
+) {
   let deadline = duration <= _Timer.longestWait ? clock.now.advanced(by: Swift.max(duration, .zero)) : nil
   let record = _Cancellation()
   let wait = ResultPromise<Void, Never>(_pending: record)
+  prepare(wait)
   let task = Task {
     if let deadline {
       try? await clock.sleep(until: deadline, tolerance: nil)
@@ -564,7 +574,6 @@ nonisolated extension ResultPromise {
     task.cancel()
     wait.succeed(())
   }
-  return wait
 }
 
 /// The limits of a timer.
@@ -584,18 +593,21 @@ nonisolated extension ResultPromise {
   }
 }
 
-/// A promise that succeeds once `interval` has passed, counted from now, on a Dispatch timer — or at once
-/// when it is cancelled (a wait has no failure to report). The timer fires on a global queue; settling
-/// either way cancels it, and a cancelled timer lets go of its handler, and so of the promise, at once.
-/// `.never`, and an interval longer than `DispatchTime` holds, never fire.
-@inlinable nonisolated func _wait(_ interval: DispatchTimeInterval) -> ResultPromise<Void, Never> {
+/// Makes a promise that succeeds once `interval` has passed, counted from now, on a Dispatch timer — or at
+/// once when it is cancelled (a wait has no failure to report) — and hands it to `prepare` before the timer
+/// starts, as the clock form does. The timer fires on a global queue; settling either way cancels it, and a
+/// cancelled timer lets go of its handler, and so of the promise, at once. `.never`, and an interval longer
+/// than `DispatchTime` holds, never fire.
+@inlinable nonisolated func _wait(
+  _ interval: DispatchTimeInterval, _ prepare: (ResultPromise<Void, Never>) -> Void
+) {
   let record = _Cancellation()
   let wait = ResultPromise<Void, Never>(_pending: record)
   let timer = DispatchSource.makeTimerSource(queue: .global())
   timer.setEventHandler { wait.succeed(()) }
   timer.schedule(deadline: interval == .never ? .distantFuture : .now() + interval)
   wait._await { _ in timer.cancel() }
+  prepare(wait)
   record.onCancel { wait.succeed(()) }
   timer.resume()
-  return wait
 }

@@ -365,6 +365,34 @@ struct TimingTests {
     #expect(await ResultPromise<Int, Never>.after(.seconds(-5), value: 2).value == 2)
   }
 
+  @Test(
+    "delay(.zero) never delivers inside the succeed that settles its input, on that thread (hundreds of tries)"
+  )
+  func zeroDelayDeliversFromTheTimer() async {
+    // A manual clock's sleep past its deadline returns without waiting: the timer's task ends soonest.
+    let manual = ManualClock()
+    for counts in [
+      await deliveriesInsideSucceed { $0.delay(.zero) },
+      await deliveriesInsideSucceed { $0.delay(.zero, clock: manual) },
+    ] {
+      #expect(counts.delivered == counts.trials)
+      #expect(counts.inside == 0, "delivered on the settling thread before succeed returned")
+    }
+  }
+
+  @Test("retry with no delay never makes its next attempt inside the retry call, on the calling thread")
+  func zeroDelayRetryTriesFromTheTimer() async {
+    let manual = ManualClock()
+    for counts in [
+      await attemptsInsideRetry { make in ResultPromise.retry(attempts: 2, delay: .zero, make) },
+      await attemptsInsideRetry { make in ResultPromise.retry(attempts: 2, delay: .zero, clock: manual, make)
+      },
+    ] {
+      #expect(counts.made == 2 * counts.trials)
+      #expect(counts.inside == 0, "the second attempt was made before retry returned")
+    }
+  }
+
   @Test("timeout fails with the given error when the promise does not settle in time")
   func timeoutFires() async {
     let start = clock.now
@@ -513,6 +541,25 @@ struct DispatchTimingTests {
     #expect(evaluations.value == 1, "a failure that is not the outcome is never evaluated")
   }
 
+  @Test(
+    "a zero delay never delivers inside the succeed that settles its input, on that thread (hundreds of tries)"
+  )
+  func zeroDelayDeliversFromTheTimer() async {
+    let counts = await deliveriesInsideSucceed { $0.delay(.seconds(0) as DispatchTimeInterval) }
+    #expect(counts.delivered == counts.trials)
+    #expect(counts.inside == 0, "delivered on the settling thread before succeed returned")
+  }
+
+  @Test(
+    "retry with a zero interval never makes its next attempt inside the retry call, on the calling thread")
+  func zeroDelayRetryTriesFromTheTimer() async {
+    let counts = await attemptsInsideRetry { make in
+      ResultPromise.retry(attempts: 2, delay: .seconds(0) as DispatchTimeInterval, make)
+    }
+    #expect(counts.made == 2 * counts.trials)
+    #expect(counts.inside == 0, "the second attempt was made before retry returned")
+  }
+
   @Test("after succeeds with the value once the interval has passed, or fails at once on a request")
   func after() async {
     let start = clock.now
@@ -648,4 +695,52 @@ extension TestError {
     _ = object
     return .boom
   }
+}
+
+/// Settles a pending source through `delayed` again and again: how many deliveries of the delayed promise
+/// ran on the settling thread while its `succeed` had not returned (a delay moves them to its timer, always),
+/// and how many ran at all.
+func deliveriesInsideSucceed(
+  _ delayed: (ResultPromise<Int, Never>) -> ResultPromise<Int, Never>
+) async -> (trials: Int, inside: Int, delivered: Int) {
+  let trials = TestSize.of(full: 1_000, quick: 300)
+  let (inside, delivered) = (Counter(), Counter())
+  let settling = Locked<ObjectIdentifier?>(nil)  // the thread inside `succeed`, while it is
+  for _ in 0..<trials {
+    let source = ResultPromise<Int, Never>()
+    let later = delayed(source)
+    later.await { _ in
+      if settling.withLock({ $0 }) == currentThreadID() { inside.increment() }
+      delivered.increment()
+    }
+    settling.withLock { $0 = currentThreadID() }
+    source.succeed(1)
+    settling.withLock { $0 = nil }
+    _ = await later.value
+  }
+  return (trials, inside.value, delivered.value)
+}
+
+/// Calls `retry` (through `retrying`) with a first attempt that fails at once, again and again: how many
+/// second attempts were made on the calling thread before `retry` returned (its wait moves them to its timer,
+/// always), and how many attempts were made in all.
+func attemptsInsideRetry(
+  _ retrying: (@escaping @Sendable () -> ResultPromise<Int, TestError>) -> ResultPromise<Int, TestError>
+) async -> (trials: Int, inside: Int, made: Int) {
+  let trials = TestSize.of(full: 1_000, quick: 300)
+  let (inside, made) = (Counter(), Counter())
+  let calling = Locked<ObjectIdentifier?>(nil)  // the thread inside `retry`, while it is
+  for _ in 0..<trials {
+    let attempts = Counter()
+    calling.withLock { $0 = currentThreadID() }
+    let retried = retrying {
+      attempts.increment()
+      made.increment()
+      if attempts.value == 2, calling.withLock({ $0 }) == currentThreadID() { inside.increment() }
+      return ResultPromise(error: .boom)
+    }
+    calling.withLock { $0 = nil }
+    _ = await retried.result
+  }
+  return (trials, inside.value, made.value)
 }
