@@ -1246,12 +1246,13 @@ nonisolated extension _Step where Slot == Transform? {
 ///
 /// Each object that needs a lock uses the stripe its address hashes to — except, off Apple platforms, a
 /// promise (`_withLock`) and a cancellation record, which have a word of their own (`_Lock.withLock(_:_:)`):
-/// it fits in padding, and saves the table's lookup on each of a chain step's locks. This costs no memory
-/// or allocation per object, and is deadlock-free because the library never holds a lock while it takes
-/// another or while user code runs. On Apple platforms these are `pthread` mutexes. Elsewhere a lock is
-/// one atomic word, taken with an exchange and released with a store: a fraction of the cost of glibc's
-/// mutex. A thread that finds it taken yields the processor until it is free, rather than spinning: it is
-/// held only briefly (a few stores, at most an allocation), but its holder may have been preempted.
+/// it fits in padding, and saves the table's lookup on each of a chain step's locks. This costs no memory or
+/// allocation per object, and is deadlock-free because none of these locks is held while another lock is
+/// taken or while user code runs. (What must run user code under a lock — a registry hashing its keys — has a
+/// lock of its own, which nothing else takes.) On Apple platforms these are `pthread` mutexes. Elsewhere a
+/// lock is one atomic word, taken with an exchange and released with a store: a fraction of the cost of
+/// glibc's mutex. A thread that finds it taken yields the processor until it is free, rather than spinning:
+/// it is held only briefly (a few stores, at most an allocation), but its holder may have been preempted.
 /// ThreadSanitizer sees both (the atomics are compiled into this code; it would not see the prebuilt
 /// `Synchronization.Mutex`).
 @usableFromInline nonisolated struct _Lock {

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ResultPromise
 import Testing
 
@@ -277,5 +278,140 @@ struct SharingTests {
     resume.signal()
     #expect(starts.value == 1, "the joiner started a new run")
     #expect(joiner.settledResult == .success(2))
+  }
+
+  // MARK: Interest: the last caller out withdraws, so the work stops only if nothing else wants it
+
+  @Test("the last caller out withdraws the run's interest: a map made elsewhere from the work keeps it going")
+  func aMapElsewhereKeepsTheWork() {
+    let (work, registry) = (Work(), SharedWork<Int, Int, TestError>())
+    let elsewhere = work.promise.map { $0 + 1 }
+    let caller = registry.promise(for: 0, leaving: .boom) { _ in work.promise }
+    caller.onFailure { _ in }
+    caller.cancel()
+    #expect(work.requests == 0, "the map made elsewhere still wants the work")
+    #expect(!registry.isRunning(0), "the run is forgotten all the same")
+    elsewhere.onFailure { _ in }
+    elsewhere.cancel()
+    #expect(work.requests == 1, "asked to stop once nothing wants it, once")
+    #expect(elsewhere.settledResult == .failure(.stopped))
+  }
+
+  @Test("two keys whose runs got the same promise: it stops when the last caller of both has left, once")
+  func twoKeysShareOnePromise() {
+    let (work, registry) = (Work(), SharedWork<Int, Int, TestError>())
+    let one = registry.promise(for: 1, leaving: .boom) { _ in work.promise }
+    let two = registry.promise(for: 2, leaving: .boom) { _ in work.promise }
+    one.onFailure { _ in }
+    one.cancel()
+    #expect(work.requests == 0, "the run of key 2 still wants it")
+    #expect(two.isPending)
+    two.onFailure { _ in }
+    two.cancel()
+    #expect(work.requests == 1)
+    #expect(!registry.isRunning(1) && !registry.isRunning(2))
+  }
+
+  @Test(
+    "stopsWhenAllLeave false: the run wants its work to the end, so a request from elsewhere does not stop it"
+  )
+  func aRunThatStaysKeepsItsWork() {
+    let (work, registry) = (Work(), SharedWork<Int, Int, TestError>(stopsWhenAllLeave: false))
+    let caller = registry.promise(for: 0, leaving: .boom) { _ in work.promise }
+    let elsewhere = work.promise.map { $0 + 1 }
+    elsewhere.cancel()
+    #expect(work.requests == 0, "the run still wants the work")
+    work.promise.succeed(5)
+    #expect(caller.settledResult == .success(5))
+    #expect(elsewhere.settledResult == .success(6))
+  }
+
+  // MARK: The registry's lock: keys' code runs under no lock that promises or other registries use
+
+  /// A key whose `hash(into:)` and `==` read another registry, a promise and the diagnostics handlers.
+  struct Reader: Hashable, Sendable {
+    let id: Int
+    let reads: SharedWork<Int, Int, TestError>
+
+    static func == (left: Reader, right: Reader) -> Bool {
+      left.read()
+      return left.id == right.id
+    }
+
+    func hash(into hasher: inout Hasher) {
+      read()
+      hasher.combine(id)
+    }
+
+    func read() {
+      _ = reads.isRunning(0)
+      _ = ResultPromise<Int, Never>(value: 0).isPending
+      _ = PromiseDiagnostics.unheardFailureHandler
+      _ = PromiseDiagnostics.brokenPromiseHandler
+    }
+  }
+
+  /// The stripe of the shared lock table that 0.9.1 gave an object at this address (one in 64).
+  static func tableStripe(of object: AnyObject) -> Int {
+    let address = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
+    return Int(truncatingIfNeeded: (address >> 4) ^ (address >> 12)) & 63
+  }
+
+  @Test("a key's hash may read another registry that 0.9.1 put on the same lock, and the handlers: no hang")
+  func keysMayReadOtherLocks() {
+    let first = SharedWork<Reader, Int, TestError>()
+    // A registry at an address that 0.9.1's lock table put on the first's stripe: a key of the first that
+    // read it spun for ever there, holding that stripe. The others are kept, so that each gets a new address.
+    var others = [SharedWork<Int, Int, TestError>()]
+    while Self.tableStripe(of: others[others.count - 1]) != Self.tableStripe(of: first) {
+      others.append(SharedWork())
+    }
+    let colliding = others[others.count - 1]
+    // And 200 registries whose keys read the handlers: in 0.9.1, each shared the handlers' stripe 1 in 64.
+    let registries = (0..<200).map { _ in SharedWork<Reader, Int, TestError>() }
+    let done = DispatchSemaphore(value: 0)
+    let values = Counter()
+    onNewThread {
+      for registry in [first] + registries {
+        let key = Reader(id: 1, reads: colliding)
+        let caller = registry.promise(for: key, leaving: .boom) { _ in ResultPromise(value: 1) }
+        if caller.settledResult == .success(1), !registry.isRunning(key) { values.increment() }
+      }
+      done.signal()
+    }
+    #expect(done.wait(timeout: .now() + 30) == .success, "a key's hash waited for ever on a lock")
+    #expect(values.value == 201)
+    withExtendedLifetime(others) {}
+  }
+
+  // MARK: A start that returns its own caller
+
+  /// A value type only the next test uses, so that its reports can be told apart from the other suites'.
+  struct SelfWaitMarker: Sendable, Equatable {}
+
+  @Test("a start that returns its own run's caller promise is reported in debug builds, naming that call")
+  func aStartThatReturnsItsOwnCallerIsReported() {
+    BrokenPromiseReports.install()
+    let registry = SharedWork<Int, SelfWaitMarker, TestError>()
+    let inner = Locked<ResultPromise<SelfWaitMarker, TestError>?>(nil)
+    let line = #line + 2
+    let outer = registry.promise(for: 0, leaving: .boom) { key in
+      let own = registry.promise(for: key, leaving: .other(1)) { _ in ResultPromise(value: SelfWaitMarker()) }
+      inner.withLock { $0 = own }
+      return own
+    }
+    let reports = BrokenPromiseReports.mentioning("SelfWaitMarker")
+    #if DEBUG
+      #expect(reports.count == 1)
+      #expect(
+        reports.keys.first?.contains("ResultPromiseTests/ResultPromise+SharingTests.swift:\(line)") == true)
+      #expect(reports.keys.first?.contains("waits for itself") == true)
+    #else
+      #expect(reports.isEmpty, "release builds report nothing")
+    #endif
+    #expect(outer.isPending, "it waits for itself")
+    // Its caller leaves, which settles the run, and with it every caller.
+    inner.withLock { $0 }?.cancel()
+    #expect(outer.settledResult == .failure(.other(1)))
   }
 }

@@ -435,6 +435,24 @@ struct StressTests {
     #expect(wrong.value == 0, "every joiner gets a run's value")
     #expect(stops.value == starts.value - Self.trials, "a second run starts exactly when the first stopped")
   }
+
+  @Test("SharedWork: the last caller out and a dependent made elsewhere, leaving at once, stop the work once")
+  func sharedWorkLastOutRacingADependentElsewhere() {
+    let registry = SharedWork<Int, Int, TestError>()
+    let wrong = Counter()
+    for trial in 0..<Self.trials {
+      let work = Work()
+      let elsewhere = work.promise.map { $0 + 1 }
+      let caller = registry.promise(for: trial, leaving: .boom) { _ in work.promise }
+      caller.onFailure { _ in }
+      elsewhere.onFailure { _ in }
+      DispatchQueue.concurrentPerform(iterations: 2) { side in
+        if side == 0 { caller.cancel() } else { elsewhere.cancel() }
+      }
+      if work.requests != 1 || registry.isRunning(trial) || work.promise.isPending { wrong.increment() }
+    }
+    #expect(wrong.value == 0, "the work is asked to stop exactly once, when both have left")
+  }
 }
 
 /// The observers of one trial: each records its name in `order`, counts itself in `calls`, counts in

@@ -68,3 +68,12 @@ func stoppableModel() -> ResultPromise<Model, ModelError> {
     _ = await task.value
   }
 }
+
+// A registry of non-Sendable values, kept in one isolation domain: every caller is on the main actor.
+@MainActor final class Models {
+  let registry = SharedWork<Int, Model, ModelError>()
+
+  func model(_ id: Int) -> ResultPromise<Model, ModelError> {
+    registry.promise(for: id, leaving: .missing) { _ in loadModel() }
+  }
+}
