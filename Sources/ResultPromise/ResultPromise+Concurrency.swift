@@ -27,6 +27,12 @@ nonisolated extension ResultPromise where Success: Sendable {
   /// when the task is cancelled, use ``valueAbandoningOnCancel()``; to bound the wait, await
   /// `promise.timeout(_:failure:clock:).value`. Any number of tasks may await one promise; each resumes
   /// exactly once.
+  ///
+  /// **A promise nobody will settle is awaited for ever, without a report.** The task holds the promise it
+  /// awaits, so a pending promise that nothing else holds — a `ResultPromise()` whose owner went away — is
+  /// never deallocated, and so never reported as dropped while pending. (A `ResultPromise { done in … }`
+  /// whose `done` is released uncalled is reported, in debug builds.) Keep who settles it alive, or bound the
+  /// wait with a timeout; see <doc:Troubleshooting>.
   @inlinable public var value: Success {
     get async throws(Failure) { try await result.get() }
   }
