@@ -58,9 +58,20 @@
 /// leaves never joins the run being stopped, and never gets its cancelled failure; it starts a new run. Go's
 /// `singleflight.Group` and Nuke's request coalescing do the same job.
 ///
-/// A run is forgotten when it settles, success or failure (results are not kept: store values in your cache),
-/// when ``forget(_:)`` is called, and — with `stopsWhenAllLeave` — when its last caller leaves. Nothing stays
-/// behind per caller who left or per key whose run is over.
+/// A run is forgotten when it settles, success or failure, when ``forget(_:)`` is called, and — with
+/// `stopsWhenAllLeave` — when its last caller leaves. Nothing stays behind per caller who left or per key whose
+/// run is over. Results are not kept: store values in your cache *inside the run*, in `start`'s chain. The run
+/// is forgotten as it settles, before its callers' steps run, so a value stored in a caller's own steps comes
+/// too late for a caller in between, who finds neither value nor run and starts another load:
+///
+/// ```swift
+/// downloads.promise(for: url, leaving: .cancelled) { url in
+///     data(from: url).map { data in
+///         disk.store(data, for: url)   // inside the run
+///         return data
+///     }
+/// }
+/// ```
 ///
 /// Thread-safe: call it from any thread or actor. `start` runs on the calling thread, never under a lock; a
 /// caller's promise is delivered as any promise is, on the thread that settles it.
