@@ -151,7 +151,7 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
     let leaving: @Sendable () -> Void = { run.registry._leave(run) }
     let caller = run.shared._abandoning(failure, at: file, line, leaving: leaving)
     #if DEBUG
-      if !isNew { _noteEarly(caller, of: run) }
+      _withLock { run.lastJoined = caller }
     #endif
     return caller
   }
@@ -188,8 +188,8 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
   /// settled), and the run's interest in that promise, to let go of then. A caller's way out holds its run
   /// alone, so that it costs no allocation of its own.
   ///
-  /// `@unchecked Sendable`: `callers`, `work` and `interest` (and, in debug builds, `begun` and `early`) are
-  /// used only under the registry's lock; the rest never changes. A registry of values that are not
+  /// `@unchecked Sendable`: `callers`, `work` and `interest` (and, in debug builds, `lastJoined`) are used only
+  /// under the registry's lock; the rest never changes. A registry of values that are not
   /// `Sendable` is not `Sendable` itself, so its runs stay in its isolation domain.
   @usableFromInline final class _Run: @unchecked Sendable {
     @usableFromInline let registry: SharedWork
@@ -199,9 +199,8 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
     @exclusivity(unchecked) @usableFromInline var work: _Registration<Success, Failure>?
     @exclusivity(unchecked) @usableFromInline var interest: _Place?
     #if DEBUG
-      /// Whether `_begin` has the promise `start` made, and the callers who joined before it did.
-      @exclusivity(unchecked) @usableFromInline var begun = false
-      @exclusivity(unchecked) @usableFromInline var early: [_Weak<ResultPromise<Success, Failure>>] = []
+      /// The promise of the caller who came last, to tell a `start` that returned it (see `_begin`).
+      @exclusivity(unchecked) @usableFromInline weak var lastJoined: ResultPromise<Success, Failure>?
     #endif
     @inlinable init(_ registry: SharedWork, _ key: Key, _ shared: ResultPromise<Success, Failure>) {
       self.registry = registry
@@ -244,8 +243,13 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
   /// Settles `run`'s promise like `work`, once `work` settles, and forgets the run then. The run counts as a
   /// dependent of `work` from now on.
   @inlinable func _begin(_ run: _Run, with work: ResultPromise<Success, Failure>) {
-    #if DEBUG
-      _checkNotItsOwn(work, run)
+    #if DEBUG  // a promise that `promise(for:)` gave a caller of this very run, which would wait for itself
+      if work === _withLock({ run.lastJoined }) {
+        PromiseDiagnostics._report(work) {
+          "is a SharedWork caller's promise, which start returned as the work of that caller's own run: the run "
+            + "waits for itself and can never settle. start must return the work's own promise."
+        }
+      }
     #endif
     let record = work._extras as? _Cancellation
     let counted = record?.count(at: work._depth) == true
@@ -299,29 +303,6 @@ public nonisolated final class SharedWork<Key: Hashable & Sendable, Success, Fai
     }
     return removed
   }
-
-  #if DEBUG
-    /// Debug builds: notes a caller who joined `run` before `_begin` had its promise, so that `_begin` can tell
-    /// whether `start` returned it.
-    @usableFromInline func _noteEarly(_ caller: ResultPromise<Success, Failure>, of run: _Run) {
-      _withLock { if !run.begun { run.early.append(_Weak(caller)) } }
-    }
-
-    /// Debug builds: reports a `start` that returned a promise of its own run — one `promise(for:)` gave a
-    /// caller who joined while `start` ran — which waits for itself, and can never settle.
-    @usableFromInline func _checkNotItsOwn(_ work: ResultPromise<Success, Failure>, _ run: _Run) {
-      let early = _withLock {
-        run.begun = true
-        defer { run.early = [] }
-        return run.early
-      }
-      guard early.contains(where: { $0.object === work }) else { return }
-      PromiseDiagnostics._report(work) {
-        "is a SharedWork caller's promise, which start returned as the work of that caller's own run: the run "
-          + "waits for itself and can never settle. start must return the work's own promise."
-      }
-    }
-  #endif
 }
 
 // `@unchecked Sendable` where `Success` is: `runs`, and each run's counts and registrations, are read and
