@@ -501,6 +501,27 @@ nonisolated extension _Extras {
 /// The cancellation record of a promise that can be cancelled, and of the steps that share it; see the
 /// overview at the top of this file.
 ///
+/// How it changes, under its lock (D: the depth of the promise concerned, 0 the first promise; `tip`: the
+/// last step sharing the record). The first promise is `open`, then `cancelled` or `settled`, never both.
+/// - A step made from the tip: `tip += 1`, and a step that adopts joins `waiting`. From any other promise: a
+///   record of its own, counted as a dependent at D.
+/// - A dependent counted at D (`count`): `interest += 1` at 0, otherwise `others += 1` in the branch at D.
+/// - A dependent of D lets go (`lettingGo`), or the step at D settles or hears a request (`direct`: the step
+///   before it hears that its next step has gone): the walk goes down from D. Each branch on the way loses
+///   that dependent, or notes its next step gone, and stops the walk while it keeps any. At the bottom,
+///   `interest -= 1` or `nextGone`; the first promise is cancelled once `interest == 0` and its next step has
+///   gone or it has none. A request made on the first promise itself cancels it at once. The waiting steps the
+///   walk passed stop waiting, and what they adopted is let go.
+/// - A waiting step adopts a promise: kept in `adopted`, let go when a request passes; a step no longer
+///   waiting lets it go at once.
+/// - The first promise settles: `settled`; its handlers are released unrun, and what it waits for is let go.
+///   A request reaches it first: `cancelled`; its handlers run (through the thread's queue of work), and what
+///   it waits for is let go, in the request loop.
+///
+/// `CancellationModelTests` checks all this against a naive model with one record per promise. That simpler
+/// design, measured (fresh processes, 30 rounds alternated): 2 allocations a step, but 1.62× S9's time a step
+/// settled and 2.03× cancelled (1.46× and 1.68× its instructions).
+///
 /// `@unchecked Sendable`: every mutable field is read and written only under its lock (`withLock`), except
 /// before the record is shared (`upstream`, set by whoever makes it).
 @usableFromInline final nonisolated class _Cancellation: _Extras, @unchecked Sendable {
