@@ -644,6 +644,18 @@ public nonisolated enum PromiseDiagnostics {
 // chain, and to give an adopting step a record even when its input has none, since the promise it adopts
 // may be cancellable.
 //
+// Overload ranking ties the families together, not protocols (a witness would run unspecialised): a generic
+// fallback in one file, and a more specific overload in another that Swift prefers wherever both are in the
+// module. Should the preferred one stop winning, the fallback runs without a word, so each has a test (the
+// cancellation suite's "Overload ranking"):
+// - `_Extras.forStep`: the fallback (here) gives a step its input's dependent; the cancellation file's shares
+//   the input's record, and gives an adopting step one. Fallen back, a `thenAsync` step from a value cannot
+//   be cancelled, and a cancellable step costs two allocations (CI's malloc thresholds).
+// - `_Extras.requestCancel`: the fallback (the main-actor file) does nothing; the cancellation file's calls
+//   `cancel()`. Fallen back, `onMainActor.cancel()` stops nothing.
+// - `_Extras.abandoning`: the fallback (the main-actor file) returns the promise; the cancellation file's
+//   makes the caller's promise. Fallen back, `onMainActor.abandoningOnCancel` never fails on a request.
+//
 // Why a base class holds the storage: a class's `deinit` is never specialised, and destroying a field
 // whose type is built from generic parameters (such as `Result<Success, Failure>?`) makes it look that
 // type's metadata up at run time, on every release. A field whose type *is* a generic parameter

@@ -1717,6 +1717,40 @@ struct SplitMix64: RandomNumberGenerator {
 private struct AbandonedInputMarker: Sendable {}
 
 /// `abandoningOnCancel(with:)`: a caller who leaves hears at once, and shared work stops with the last.
+/// The hooks that tie the families together by overload ranking (see "How it works" in the core): each test
+/// fails if the cancellation file's overload stops winning and the generic fallback runs instead.
+@Suite("Overload ranking: the cancellation file's hooks win")
+struct OverloadRankingTests {
+  @Test("forStep: a thenAsync step from a value has a record, so a request reaches the work it adopts")
+  func forStepGivesAnAdoptingStepARecord() {
+    let work = Work()
+    let step = ResultPromise<Int, TestError>(value: 1).thenAsync { _ in work.promise }
+    step.cancel()
+    #expect(work.requests == 1)
+    #expect(step.settledResult == .failure(.stopped))
+  }
+
+  @Test("requestCancel: onMainActor.cancel() reaches the work")
+  @MainActor func requestCancelReachesTheWork() {
+    let work = Work()
+    work.promise.onMainActor.cancel()
+    #expect(work.requests == 1)
+  }
+
+  @Test(
+    "abandoning: onMainActor.abandoningOnCancel fails its caller at once on a request, and the work goes on")
+  @MainActor func abandoningMakesACallersPromise() {
+    let work = Work()
+    let stays = work.promise.map { $0 }
+    let caller = work.promise.onMainActor.abandoningOnCancel(with: .boom)
+    caller.cancel()
+    #expect(caller.promise.settledResult == .failure(.boom))
+    #expect(work.requests == 0, "the map still wants it")
+    work.promise.succeed(1)
+    #expect(stays.settledResult == .success(1))
+  }
+}
+
 @Suite("Cancellation: callers who leave")
 struct AbandoningOnCancelTests {
   @Test("a caller that leaves shared work hears its failure at once; the other still gets the success")
