@@ -11,21 +11,21 @@
 // Every timed part is one shape, a *wait*: a promise that succeeds once its deadline has come, made by
 // `_wait(_:on:_:)` on a clock or `_wait(_:_:)` on Dispatch. The operators are written once, over a wait
 // (`_delay`, `_timeout`, `_retry`), so both forms follow the same rules. A wait is handed to the operator
-// before its timer starts, and the operator registers there what the wait's end sets off: so that always
-// runs where the wait ends — never on the thread that asked for the wait, inside the call that settled the
-// input, even when the deadline has passed by the time the operator registers (`delay(.zero)`). The deadline is read when the
-// operator asks for the wait (when `timeout` or `after` is called, when `delay`'s input succeeds, when
-// `retry`'s attempt fails). On a clock, a task then sleeps until it, so the time that task waits to start
-// never pushes the deadline back; what the wait settles is delivered where that task runs, the global
+// before its timer starts, and the operator registers there what the wait's end sets off: so that always runs
+// where the wait ends — never on the thread that asked for the wait, inside the call that settled the input,
+// even when the deadline has passed by the time the operator registers (`delay(.zero)`). The deadline is read
+// when the operator asks for the wait (when `timeout` or `after` is called, when `delay`'s input succeeds,
+// when `retry`'s attempt fails). On a clock, a task then sleeps until it, so the time that task waits to
+// start never pushes the deadline back; what the wait settles is delivered where that task runs, the global
 // concurrent executor — code that blocks that pool while it waits (a semaphore wait in a synchronous test)
 // keeps the timer from firing. On Dispatch, a timer source fires on a global queue. A wait ends in one of
-// three ways: the deadline comes; the clock fails (it ends as if the deadline had come: nothing waits
-// forever on a broken clock); or the wait is cancelled — then it succeeds at once, on the thread that
-// asked, and its task or timer is cancelled, so it holds nothing once it is no longer needed. A deadline
-// further away than `_Timer.longestWait` (2^40 seconds, about 35,000 years) means "never": the task then
-// waits only to be cancelled, on no clock at all, since clocks trap on deadlines they cannot represent
-// (`ContinuousClock` does from about 2^63 seconds); on Dispatch, `.never` and intervals past what
-// `DispatchTime` holds mean never too.
+// three ways: the deadline comes; the clock fails (it ends as if the deadline had come: nothing waits forever
+// on a broken clock); or the wait is cancelled — then it succeeds at once, on the thread that asked, and its
+// task or timer is cancelled, so it holds nothing once it is no longer needed. A deadline further away than
+// `_Timer.longestWait` (2^40 seconds, about 35,000 years) means "never": the task then waits only to be
+// cancelled, on no clock at all, since clocks trap on deadlines they cannot represent (`ContinuousClock` does
+// from about 2^63 seconds); on Dispatch, `.never` and intervals past what `DispatchTime` holds mean never
+// too.
 //
 // Cancellation (see `cancel()`): a request during `delay`'s or `after`'s wait leaves the deadline as it is
 // — the code after a delay never runs sooner than asked, and a wait has no failure of its own to report —
