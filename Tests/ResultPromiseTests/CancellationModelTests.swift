@@ -75,7 +75,7 @@ private final class Play {
   }
 
   var trace: [String] = []
-  var random: UInt64
+  var random: SplitMix64
   var nodes: [Node] = []
   var promises: [ResultPromise<Int, TestError>] = []
   var settle: [(@Sendable (Result<Int, TestError>) -> Void)?] = []
@@ -83,16 +83,10 @@ private final class Play {
   let stops = Locked<[Int: Int]>([:])
   var waiters: [(waiter: Waiter, withdrew: Bool)] = []
 
-  init(seed: UInt64) { random = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
+  init(seed: UInt64) { random = SplitMix64(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ 1) }
 
-  /// A number below `bound` (SplitMix64).
-  func next(_ bound: Int) -> Int {
-    random &+= 0x9E37_79B9_7F4A_7C15
-    var mixed = random
-    mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-    return Int((mixed ^ (mixed >> 31)) % UInt64(bound))
-  }
+  /// A number below `bound`.
+  func next(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
 
   /// Plays the operations, settles every source, and returns the first disagreement, if any.
   func run() async -> String? {

@@ -1716,7 +1716,6 @@ struct SplitMix64: RandomNumberGenerator {
 /// A marker type only the abandoned-input test uses, so that the broken-promise report it causes is its own.
 private struct AbandonedInputMarker: Sendable {}
 
-/// `abandoningOnCancel(with:)`: a caller who leaves hears at once, and shared work stops with the last.
 /// The hooks that tie the families together by overload ranking (see "How it works" in the core): each test
 /// fails if the cancellation file's overload stops winning and the generic fallback runs instead.
 @Suite("Overload ranking: the cancellation file's hooks win")
@@ -1751,6 +1750,7 @@ struct OverloadRankingTests {
   }
 }
 
+/// `abandoningOnCancel(with:)`: a caller who leaves hears at once, and shared work stops with the last.
 @Suite("Cancellation: callers who leave")
 struct AbandoningOnCancelTests {
   @Test("a caller that leaves shared work hears its failure at once; the other still gets the success")
